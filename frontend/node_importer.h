@@ -1,0 +1,108 @@
+// The view of one ONNX node that an op converter sees while the model is imported.
+//
+// A converter (frontend/converters/*.cc) turns one ONNX node into kiln nodes with emit().
+// ONNX inputs that only carry configuration (Reshape's shape, Slice's starts, ReduceSum's axes
+// from opset 13/18 on, Pad's pads, ...) become kiln attributes: read them with
+// constant_input(), which fails with a clear error when the value is not known at compile time.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/attribute.h"
+#include "ir/graph.h"
+
+namespace onnx {
+class NodeProto;
+}
+
+namespace kiln::onnx_import {
+
+class ImportSession;  // frontend/onnx_importer.cc: the model being imported
+
+class NodeImporter {
+ public:
+  NodeImporter(ImportSession& session, const onnx::NodeProto& proto, int opset,
+               std::vector<Value*> inputs);
+
+  const std::string& op_type() const;
+  // The ONNX node's name, or "<op_type> #<index>" when the model left it empty.
+  const std::string& node_name() const { return node_name_; }
+  int opset() const { return opset_; }
+
+  // Inputs, as written in the node; an empty name (an omitted optional input) counts too.
+  size_t num_inputs() const { return inputs_.size(); }
+  bool has_input(size_t i) const { return i < inputs_.size() && inputs_[i] != nullptr; }
+  // Throws InputError naming the node if the input is absent.
+  Value* input(size_t i) const;
+  // The compile-time value of input i (a constant, folded at import, or bound by the user);
+  // throws InputError "node N: input i ('name') must be a compile-time constant (what)".
+  const Tensor& constant_input(size_t i, const std::string& what) const;
+  // Like constant_input, nullopt when the input is absent.
+  std::optional<Tensor> optional_constant_input(size_t i, const std::string& what) const;
+
+  size_t num_outputs() const;
+  // Whether output i is named (a node may omit optional outputs).
+  bool has_output(size_t i) const;
+
+  bool has_attr(const std::string& name) const;
+  int64_t attr_int(const std::string& name, std::optional<int64_t> fallback = {}) const;
+  double attr_float(const std::string& name, std::optional<double> fallback = {}) const;
+  std::string attr_string(const std::string& name, std::optional<std::string> fallback = {}) const;
+  std::vector<int64_t> attr_ints(const std::string& name,
+                                 std::optional<std::vector<int64_t>> fallback = {}) const;
+  std::vector<double> attr_floats(const std::string& name,
+                                  std::optional<std::vector<double>> fallback = {}) const;
+  Tensor attr_tensor(const std::string& name) const;
+
+  // Adds a kiln node whose provenance is this ONNX node; returns its results.
+  std::vector<Value*> emit(const std::string& op, std::vector<Value*> operands,
+                           AttributeMap attrs = {});
+  Value* emit1(const std::string& op, std::vector<Value*> operands, AttributeMap attrs = {}) {
+    return emit(op, std::move(operands), std::move(attrs)).at(0);
+  }
+  // Adds a constant to the graph.
+  Value* constant(Tensor data);
+
+  // Throws InputError "ONNX node 'name' (Op_type): message".
+  [[noreturn]] void fail(const std::string& message) const;
+
+ private:
+  ImportSession& session_;
+  const onnx::NodeProto& proto_;
+  int opset_;
+  std::vector<Value*> inputs_;
+  std::string node_name_;
+};
+
+// Converts one ONNX node; returns one value per ONNX output (nullptr for an output it does not
+// produce, which is an error only if the model uses it).
+using ConvertFn = std::vector<Value*> (*)(NodeImporter& node);
+
+// ONNX op type -> converter, by the opset version each converter starts at.
+class ConverterTable {
+ public:
+  static const ConverterTable& global();
+
+  // The converter serves opsets [since_opset, next registered version of the same op).
+  void add(const std::string& op_type, int since_opset, ConvertFn convert);
+  // The converter for this op at the model's opset, or nullptr if kiln does not support it.
+  ConvertFn find(const std::string& op_type, int opset) const;
+  std::vector<std::string> op_types() const;
+
+ private:
+  struct Entry {
+    std::string op_type;
+    int since_opset;
+    ConvertFn convert;
+  };
+  std::vector<Entry> entries_;
+};
+
+// Registration functions, one per file in frontend/converters/, called by ConverterTable.
+void register_elementwise_converters(ConverterTable& table);
+void register_nn_converters(ConverterTable& table);
+void register_layout_converters(ConverterTable& table);
+
+}  // namespace kiln::onnx_import

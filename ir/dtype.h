@@ -1,0 +1,21 @@
+// Element types of kiln tensors, with their names in IR text and their sizes in bytes.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string_view>
+
+namespace kiln {
+
+enum class DType { kF32, kF16, kBF16, kF64, kI64, kI32, kI8, kU8, kBool };
+
+// Name used in IR text: f32, f16, bf16, f64, i64, i32, i8, u8, bool.
+std::string_view dtype_name(DType dtype);
+std::optional<DType> parse_dtype(std::string_view name);
+size_t dtype_size(DType dtype);
+
+bool is_float(DType dtype);    // f32, f16, bf16, f64
+bool is_integer(DType dtype);  // i64, i32, i8, u8
+bool is_signed(DType dtype);   // floats and signed integers
+
+}  // namespace kiln

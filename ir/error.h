@@ -1,0 +1,21 @@
+// Error types shared by every layer. Bad user input (a malformed model, a wrong input shape)
+// throws InputError, which the CLI reports with exit code 2; a broken invariant inside kiln
+// throws InternalError (exit code 3). Messages name the thing at fault.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace kiln {
+
+class InputError : public std::runtime_error {
+ public:
+  explicit InputError(const std::string& message) : std::runtime_error(message) {}
+};
+
+class InternalError : public std::logic_error {
+ public:
+  explicit InternalError(const std::string& message) : std::logic_error(message) {}
+};
+
+}  // namespace kiln

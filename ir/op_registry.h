@@ -1,0 +1,80 @@
+// The one op table. Each kiln op is described once: its name, fusion category, attribute
+// schema, operand count, shape function and CPU reference kernel. Shape inference, the verifier,
+// the printer and parser, the reference interpreter (and later codegen) all read this table.
+//
+// Op families register themselves from ir/ops/*.cc through explicit functions listed in
+// ir/ops/all_ops.cc (no static initializers, so nothing is lost when linking static libraries).
+#pragma once
+
+#include <limits>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "ir/attribute.h"
+#include "ir/graph.h"
+
+namespace kiln {
+
+// Ordered so fusion rules can compare: elementwise < broadcast < injective < reduction <
+// out-elementwise-fusable < opaque (as TVM's OpPatternKind).
+enum class OpCategory {
+  kElementwise,
+  kBroadcast,
+  kInjective,
+  kReduction,
+  kOutElementwiseFusable,
+  kOpaque,
+};
+std::string_view op_category_name(OpCategory category);
+
+struct AttrSpec {
+  std::string name;
+  AttrKind kind;
+  // Absent: the attribute is required.
+  std::optional<Attribute> default_value;
+};
+
+// Result types from the node's operand types and attributes. Throws InputError on invalid
+// operands or attributes (the caller adds the node's name).
+using ShapeFn = std::vector<TensorType> (*)(const Node& node);
+
+// Computes results into pre-allocated tensors of the inferred result types. Floats of 16 bits
+// are computed in f32 and rounded to nearest even on every store (Tensor::set_float does it).
+using ReferenceFn = void (*)(const Node& node, std::span<const Tensor* const> inputs,
+                             std::span<Tensor> outputs);
+
+struct OpInfo {
+  std::string name;  // snake_case, as printed in IR text
+  OpCategory category = OpCategory::kOpaque;
+  std::vector<AttrSpec> attrs;
+  int min_operands = 1;
+  int max_operands = 1;  // kVariadic for no limit
+  int num_results = 1;   // results every node of this op has
+  ShapeFn infer = nullptr;
+  ReferenceFn reference = nullptr;
+
+  static constexpr int kVariadic = std::numeric_limits<int>::max();
+  const AttrSpec* find_attr(const std::string& attr_name) const;
+};
+
+class OpRegistry {
+ public:
+  // The registry with every op of ir/ops/ registered.
+  static const OpRegistry& global();
+
+  void add(OpInfo info);  // throws InternalError on a duplicate name
+  const OpInfo* find(const std::string& name) const;
+  std::vector<const OpInfo*> all() const;  // sorted by name
+
+ private:
+  std::map<std::string, OpInfo> ops_;
+};
+
+// Checks a node's operand count and attributes against the table (unknown attribute, wrong kind,
+// missing required one); throws InputError naming the node.
+void check_node_against_schema(const Node& node);
+
+}  // namespace kiln
