@@ -13,6 +13,13 @@ class InputError : public std::runtime_error {
   explicit InputError(const std::string& message) : std::runtime_error(message) {}
 };
 
+// Input that is valid but that kiln does not support (an op, a data type, an attribute value).
+// `kiln test-onnx` reports such cases as UNSUPPORTED rather than FAIL.
+class UnsupportedError : public InputError {
+ public:
+  explicit UnsupportedError(const std::string& message) : InputError(message) {}
+};
+
 class InternalError : public std::logic_error {
  public:
   explicit InternalError(const std::string& message) : std::logic_error(message) {}

@@ -1,8 +1,35 @@
-// The kiln command: subcommands dump-ir, run, test-onnx, opt. Exit codes: 0 success, 1 a check
-// failed, 2 bad input or usage, 3 internal error.
+// The kiln command. Exit codes: 0 success, 1 a check failed (a mismatch), 2 bad input or usage,
+// 3 internal error.
+#include <CLI/CLI.hpp>
 #include <cstdio>
 
+#include "ir/error.h"
+#include "tools/commands.h"
+
 int main(int argc, char** argv) {
-  std::fprintf(stderr, "kiln: the command line is being built\n");
-  return 3;
+  CLI::App app{"kiln: compiles ONNX models to fused GPU kernels; runs them on a CPU reference"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "kiln 0.1");
+  int exit_code = 0;
+  kiln::tools::add_dump_ir_command(app, exit_code);
+  kiln::tools::add_run_command(app, exit_code);
+  kiln::tools::add_test_onnx_command(app, exit_code);
+  kiln::tools::add_opt_command(app, exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& help) {
+    return app.exit(help);
+  } catch (const CLI::CallForVersion& version) {
+    return app.exit(version);
+  } catch (const CLI::ParseError& error) {
+    app.exit(error);
+    return 2;
+  } catch (const kiln::InputError& error) {
+    std::fprintf(stderr, "kiln: error: %s\n", error.what());
+    return 2;
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "kiln: internal error: %s\n", error.what());
+    return 3;
+  }
+  return exit_code;
 }

@@ -1,0 +1,104 @@
+// Tests of the kiln command's helpers: .npy round trips, tolerance comparison, --input-shape.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+
+#include "ir/error.h"
+#include "tools/compare.h"
+#include "tools/model_loading.h"
+#include "tools/tensor_files.h"
+
+namespace kiln::tools {
+namespace {
+
+std::string temp_path(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / ("kiln_tools_test_" + name)).string();
+}
+
+TEST(NpyTest, RoundTripsEveryNumpyDType) {
+  for (DType dtype : {DType::kF32, DType::kF16, DType::kF64, DType::kI64, DType::kI32, DType::kI8,
+                      DType::kU8, DType::kBool}) {
+    Tensor tensor = Tensor::from_vector(dtype, {2, 3}, std::vector<int>{1, 0, 3, 1, 5, 0});
+    const std::string path = temp_path(std::string(dtype_name(dtype)) + ".npy");
+    write_npy(path, tensor);
+    const Tensor back = read_npy(path);
+    EXPECT_EQ(back.type(), tensor.type()) << dtype_name(dtype);
+    EXPECT_EQ(back.to_doubles(), tensor.to_doubles()) << dtype_name(dtype);
+  }
+}
+
+TEST(NpyTest, ScalarAndRankOneShapes) {
+  for (const Shape& shape : {Shape{}, Shape{5}}) {
+    const std::string path = temp_path("shape.npy");
+    write_npy(path, Tensor(DType::kF32, shape));
+    EXPECT_EQ(read_npy(path).shape(), shape);
+  }
+}
+
+TEST(NpyTest, Bfloat16IsWrittenAsFloat32) {
+  Tensor tensor = Tensor::from_vector(DType::kBF16, {2}, std::vector<double>{1.5, -2.0});
+  const std::string path = temp_path("bf16.npy");
+  write_npy(path, tensor);
+  const Tensor back = read_npy(path);
+  EXPECT_EQ(back.dtype(), DType::kF32);
+  EXPECT_EQ(back.to_doubles(), (std::vector<double>{1.5, -2.0}));
+}
+
+TEST(NpyTest, TruncatedAndGarbageFilesAreInputErrors) {
+  const std::string good = temp_path("good.npy");
+  write_npy(good, Tensor(DType::kF32, {4, 4}));
+  std::ifstream in(good, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (size_t cut : {size_t{0}, size_t{5}, size_t{20}, bytes.size() - 1}) {
+    const std::string bad = temp_path("bad.npy");
+    std::ofstream(bad, std::ios::binary) << bytes.substr(0, cut);
+    EXPECT_THROW(read_npy(bad), InputError) << "cut at " << cut;
+  }
+  EXPECT_THROW(read_npy(temp_path("does_not_exist.npy")), InputError);
+}
+
+TEST(CompareTest, AppliesAbsoluteAndRelativeTolerance) {
+  const Tensor want = Tensor::from_vector(DType::kF32, {3}, std::vector<double>{0.0, 100.0, -1.0});
+  const Tensor close =
+      Tensor::from_vector(DType::kF32, {3}, std::vector<double>{5e-5, 100.09, -1.0005});
+  EXPECT_TRUE(compare_tensors(close, want, {}).ok);
+  const Tensor far = Tensor::from_vector(DType::kF32, {3}, std::vector<double>{2e-4, 100.0, -1.0});
+  const Comparison comparison = compare_tensors(far, want, {});
+  EXPECT_FALSE(comparison.ok);
+  EXPECT_EQ(comparison.mismatches, 1);
+  EXPECT_EQ(comparison.first_mismatch, 0);
+  EXPECT_NEAR(comparison.max_abs_error, 2e-4, 1e-9);
+}
+
+TEST(CompareTest, NanMatchesNanAndInfinitiesMatchExactly) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  const Tensor want = Tensor::from_vector(DType::kF32, {2}, std::vector<double>{nan, inf});
+  EXPECT_TRUE(compare_tensors(want, want, {}).ok);
+  const Tensor other = Tensor::from_vector(DType::kF32, {2}, std::vector<double>{nan, -inf});
+  EXPECT_FALSE(compare_tensors(other, want, {}).ok);
+}
+
+TEST(CompareTest, ShapeAndDTypeMismatchesAreReported) {
+  EXPECT_NE(compare_tensors(Tensor(DType::kF32, {2}), Tensor(DType::kF32, {3}), {})
+                .problem.find("shape mismatch"),
+            std::string::npos);
+  EXPECT_NE(compare_tensors(Tensor(DType::kI64, {2}), Tensor(DType::kF32, {2}), {})
+                .problem.find("dtype mismatch"),
+            std::string::npos);
+}
+
+TEST(InputShapeTest, ParsesAndRejects) {
+  const auto shapes = parse_input_shapes({"x=1x3x224x224", "mask=8"});
+  EXPECT_EQ(shapes.at("x"), (Shape{1, 3, 224, 224}));
+  EXPECT_EQ(shapes.at("mask"), (Shape{8}));
+  EXPECT_THROW(parse_input_shapes({"x"}), InputError);
+  EXPECT_THROW(parse_input_shapes({"x=1xbx3"}), InputError);
+  EXPECT_THROW(parse_input_shapes({"x=1x-3"}), InputError);
+}
+
+}  // namespace
+}  // namespace kiln::tools

@@ -1,0 +1,141 @@
+// kiln run: runs a model on given inputs, writes the outputs as .npy, optionally compares them
+// with expected outputs (--expect DIR).
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+#include "ir/error.h"
+#include "runtime/reference_interpreter.h"
+#include "tools/commands.h"
+#include "tools/compare.h"
+#include "tools/model_loading.h"
+#include "tools/tensor_files.h"
+
+namespace kiln::tools {
+namespace {
+
+struct RunOptions {
+  std::string model;
+  std::string device = "auto";
+  std::vector<std::string> inputs;
+  std::vector<std::string> input_shapes;
+  std::string output_dir;
+  std::string expect_dir;
+  Tolerance tolerance;
+};
+
+// Matches --input NAME=FILE options to the graph inputs, in graph order.
+std::vector<Tensor> read_inputs(const Graph& graph, const std::vector<std::string>& specs) {
+  std::map<std::string, std::string> files;
+  for (const std::string& spec : specs) {
+    const size_t equals = spec.find('=');
+    if (equals == std::string::npos || equals == 0) {
+      throw InputError("--input '" + spec + "': expected NAME=FILE.npy or NAME=FILE.pb");
+    }
+    files[spec.substr(0, equals)] = spec.substr(equals + 1);
+  }
+  std::vector<Tensor> tensors;
+  std::string missing;
+  for (const Value* input : graph.inputs()) {
+    auto it = files.find(input->name());
+    if (it == files.end()) {
+      missing += " " + input->name() + ":" + type_to_string(input->type());
+      continue;
+    }
+    tensors.push_back(read_tensor_file(it->second));
+    files.erase(it);
+  }
+  if (!files.empty()) {
+    std::string known;
+    for (const Value* input : graph.inputs()) known += " " + input->name();
+    throw InputError("--input '" + files.begin()->first +
+                     "': the model has no such input (inputs:" + known + ")");
+  }
+  if (!missing.empty()) throw InputError("no --input given for model inputs:" + missing);
+  return tensors;
+}
+
+std::string preview(const Tensor& tensor) {
+  std::string text;
+  const int64_t shown = std::min<int64_t>(tensor.num_elements(), 6);
+  for (int64_t i = 0; i < shown; ++i) {
+    text += (i ? ", " : "") + fmt::format("{:.6g}", tensor.get_double(i));
+  }
+  if (shown < tensor.num_elements()) text += ", ...";
+  return "[" + text + "]";
+}
+
+int run_model(const RunOptions& options) {
+  if (options.device == "gpu") {
+    throw UnsupportedError(
+        "--device gpu: this build has no GPU backend yet (codegen and runtime are not built); "
+        "use --device cpu");
+  }
+  if (options.device == "auto") {
+    std::cerr << "note: no GPU backend in this build; running on the CPU reference interpreter\n";
+  }
+  onnx_import::ImportOptions import_options;
+  import_options.input_shapes = parse_input_shapes(options.input_shapes);
+  const std::unique_ptr<Graph> graph = load_model(options.model, import_options);
+  const std::vector<Tensor> inputs = read_inputs(*graph, options.inputs);
+
+  const auto start = std::chrono::steady_clock::now();
+  const std::vector<Tensor> outputs = run_reference(*graph, inputs);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::cerr << fmt::format("ran {} nodes on the CPU reference in {:.3f} s\n", graph->num_nodes(),
+                           seconds);
+
+  if (!options.output_dir.empty()) std::filesystem::create_directories(options.output_dir);
+  bool all_match = true;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const std::string name = graph->outputs()[i]->name();
+    const std::string file = file_name_for(name) + ".npy";
+    std::cout << fmt::format("{}: {} {}\n", name, type_to_string(outputs[i].type()),
+                             preview(outputs[i]));
+    if (!options.output_dir.empty()) {
+      write_npy((std::filesystem::path(options.output_dir) / file).string(), outputs[i]);
+    }
+    if (!options.expect_dir.empty()) {
+      const std::string expected_path = (std::filesystem::path(options.expect_dir) / file).string();
+      const Comparison comparison =
+          compare_tensors(outputs[i], read_tensor_file(expected_path), options.tolerance);
+      std::cout << fmt::format("  {} vs {}: {}\n", comparison.ok ? "MATCH" : "MISMATCH",
+                               expected_path, comparison.summary());
+      all_match = all_match && comparison.ok;
+    }
+  }
+  if (!options.expect_dir.empty()) {
+    std::cout << (all_match ? "all outputs match" : "outputs differ")
+              << fmt::format(" (atol {:g}, rtol {:g})\n", options.tolerance.atol,
+                             options.tolerance.rtol);
+  }
+  return all_match ? 0 : 1;
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& parent, int& exit_code) {
+  auto options = std::make_shared<RunOptions>();
+  CLI::App* command = parent.add_subcommand("run", "Run a model on inputs and write its outputs");
+  command->add_option("model", options->model, "MODEL.onnx or FILE.kir")->required();
+  command
+      ->add_option("--device", options->device,
+                   "cpu (the reference interpreter), gpu, or auto (default: gpu if available)")
+      ->check(CLI::IsMember({"auto", "cpu", "gpu"}));
+  command->add_option("--input", options->inputs, "NAME=FILE.npy or NAME=FILE.pb (repeatable)");
+  command->add_option("--input-shape", options->input_shapes,
+                      "Bind symbolic input dims: NAME=1x3x224x224 (repeatable)");
+  command->add_option("--output-dir", options->output_dir, "Write each output as DIR/NAME.npy");
+  command->add_option("--expect", options->expect_dir,
+                      "Compare with DIR/NAME.npy; exit 1 on a mismatch");
+  command->add_option("--atol", options->tolerance.atol, "Absolute tolerance (default 1e-4)");
+  command->add_option("--rtol", options->tolerance.rtol, "Relative tolerance (default 1e-3)");
+  command->callback([options, &exit_code] { exit_code = run_model(*options); });
+}
+
+}  // namespace kiln::tools

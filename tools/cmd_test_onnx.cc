@@ -1,0 +1,262 @@
+// kiln test-onnx: runs ONNX backend-test cases (DIR/model.onnx + DIR/test_data_set_N/
+// input_K.pb, output_K.pb) on the reference interpreter and compares with the expected outputs.
+//
+// Each case ends as PASS, FAIL, UNSUPPORTED (the model uses an op kiln does not support), or
+// XFAIL (listed in --expected-failures with a reason). A listed case that passes is XPASS and
+// counts as failed, so the list stays true. A case whose ops are all supported must pass or be
+// listed: an unexplained UnsupportedError there is a FAIL. Last line: "N passed, N failed,
+// N skipped"; exit 1 if anything failed.
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <set>
+
+#include "frontend/node_importer.h"
+#include "frontend/onnx_importer.h"
+#include "frontend/tensor_proto.h"
+#include "ir/error.h"
+#include "onnx/onnx.pb.h"
+#include "runtime/reference_interpreter.h"
+#include "tools/commands.h"
+#include "tools/compare.h"
+
+namespace kiln::tools {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct TestOnnxOptions {
+  std::vector<std::string> dirs;
+  std::string expected_failures_file;
+  Tolerance tolerance;
+  bool quiet = false;
+};
+
+enum class Outcome { kPass, kFail, kUnsupported, kExpectedFailure };
+
+struct CaseResult {
+  Outcome outcome;
+  std::string detail;
+};
+
+// Case directories: each DIR holding model.onnx, or the sorted subdirectories of DIR that do.
+std::vector<fs::path> find_cases(const std::vector<std::string>& dirs) {
+  std::vector<fs::path> cases;
+  for (const std::string& dir : dirs) {
+    if (fs::exists(fs::path(dir) / "model.onnx")) {
+      cases.push_back(dir);
+      continue;
+    }
+    if (!fs::is_directory(dir)) throw InputError(dir + ": no such directory");
+    std::vector<fs::path> found;
+    for (const fs::directory_entry& entry : fs::directory_iterator(dir)) {
+      if (fs::exists(entry.path() / "model.onnx")) found.push_back(entry.path());
+    }
+    if (found.empty()) throw InputError(dir + ": holds no model.onnx, nor subdirectories that do");
+    std::sort(found.begin(), found.end());
+    cases.insert(cases.end(), found.begin(), found.end());
+  }
+  return cases;
+}
+
+// "case_name reason..." lines; '#' starts a comment line.
+std::map<std::string, std::string> read_expected_failures(const std::string& path) {
+  std::map<std::string, std::string> reasons;
+  if (path.empty()) return reasons;
+  std::ifstream file(path);
+  if (!file) throw InputError(path + ": cannot open expected-failures file");
+  std::string line;
+  int line_number = 0;
+  while (std::getline(file, line)) {
+    ++line_number;
+    if (line.empty() || line[0] == '#') continue;
+    const size_t space = line.find_first_of(" \t");
+    const size_t reason_start =
+        space == std::string::npos ? std::string::npos : line.find_first_not_of(" \t", space);
+    if (reason_start == std::string::npos) {
+      throw InputError(fmt::format("{}:{}: '{}' has no reason (write: CASE_NAME REASON)", path,
+                                   line_number, line));
+    }
+    reasons[line.substr(0, space)] = line.substr(reason_start);
+  }
+  return reasons;
+}
+
+struct ModelFacts {
+  std::vector<std::string> input_names;  // graph inputs that are not initializers, in order
+  bool all_ops_supported = true;
+};
+
+ModelFacts read_model_facts(const fs::path& model_path) {
+  onnx::ModelProto model;
+  std::ifstream file(model_path, std::ios::binary);
+  if (!model.ParseFromIstream(&file)) throw InputError(model_path.string() + ": unreadable model");
+  int opset = 0;
+  for (const onnx::OperatorSetIdProto& entry : model.opset_import()) {
+    if (entry.domain().empty() || entry.domain() == "ai.onnx")
+      opset = static_cast<int>(entry.version());
+  }
+  ModelFacts facts;
+  std::set<std::string> initializers;
+  for (const onnx::TensorProto& tensor : model.graph().initializer())
+    initializers.insert(tensor.name());
+  for (const onnx::ValueInfoProto& input : model.graph().input()) {
+    if (!initializers.count(input.name())) facts.input_names.push_back(input.name());
+  }
+  const onnx_import::ConverterTable& converters = onnx_import::ConverterTable::global();
+  for (const onnx::NodeProto& node : model.graph().node()) {
+    const bool default_domain = node.domain().empty() || node.domain() == "ai.onnx";
+    if (node.op_type() == "Constant" && default_domain) continue;
+    if (!default_domain || !converters.find(node.op_type(), opset)) facts.all_ops_supported = false;
+  }
+  return facts;
+}
+
+std::map<std::string, Tensor> read_data_set_inputs(const fs::path& data_dir,
+                                                   const std::vector<std::string>& names) {
+  std::map<std::string, Tensor> inputs;
+  for (size_t k = 0; k < names.size(); ++k) {
+    const fs::path file = data_dir / fmt::format("input_{}.pb", k);
+    if (!fs::exists(file)) throw InputError(file.string() + ": missing");
+    inputs[names[k]] = onnx_import::read_tensor_pb_file(file.string());
+  }
+  return inputs;
+}
+
+// Imports the model, binding graph inputs the importer needs as compile-time constants from
+// this data set's values.
+std::unique_ptr<Graph> import_for_data_set(const fs::path& model_path,
+                                           const std::map<std::string, Tensor>& inputs) {
+  onnx_import::ImportOptions options;
+  while (true) {
+    try {
+      return onnx_import::import_onnx_file(model_path.string(), options);
+    } catch (const onnx_import::ConstantInputRequired& needed) {
+      auto it = inputs.find(needed.input_name());
+      if (it == inputs.end() || options.bound_inputs.count(needed.input_name())) throw;
+      options.bound_inputs[it->first] = it->second;
+    }
+  }
+}
+
+// Runs every data set of one case; returns "" when all outputs match, else what differed.
+std::string run_case(const fs::path& case_dir, const ModelFacts& facts, const Tolerance& tolerance,
+                     double& worst_error) {
+  std::vector<fs::path> data_sets;
+  for (const fs::directory_entry& entry : fs::directory_iterator(case_dir)) {
+    if (entry.path().filename().string().starts_with("test_data_set_")) data_sets.push_back(entry);
+  }
+  std::sort(data_sets.begin(), data_sets.end());
+  if (data_sets.empty()) throw InputError(case_dir.string() + ": no test_data_set_* directory");
+
+  for (const fs::path& data_dir : data_sets) {
+    const std::map<std::string, Tensor> inputs = read_data_set_inputs(data_dir, facts.input_names);
+    const std::unique_ptr<Graph> graph = import_for_data_set(case_dir / "model.onnx", inputs);
+    std::vector<Tensor> graph_inputs;
+    for (const Value* input : graph->inputs()) graph_inputs.push_back(inputs.at(input->name()));
+    const std::vector<Tensor> outputs = run_reference(*graph, graph_inputs);
+    for (size_t k = 0; k < outputs.size(); ++k) {
+      const fs::path expected_file = data_dir / fmt::format("output_{}.pb", k);
+      if (!fs::exists(expected_file)) continue;  // an optional output the test does not check
+      const Comparison comparison = compare_tensors(
+          outputs[k], onnx_import::read_tensor_pb_file(expected_file.string()), tolerance);
+      worst_error = std::max(worst_error, comparison.max_abs_error);
+      if (!comparison.ok) {
+        return fmt::format("{} output {} ('{}'): {}", data_dir.filename().string(), k,
+                           graph->outputs()[k]->name(), comparison.summary());
+      }
+    }
+  }
+  return "";
+}
+
+CaseResult test_case(const fs::path& case_dir, const TestOnnxOptions& options,
+                     const std::map<std::string, std::string>& expected_failures) {
+  const std::string name = case_dir.filename().string();
+  auto listed = expected_failures.find(name);
+  CaseResult result;
+  bool supported_ops = true;
+  try {
+    const ModelFacts facts = read_model_facts(case_dir / "model.onnx");
+    supported_ops = facts.all_ops_supported;
+    double worst_error = 0.0;
+    const std::string mismatch = run_case(case_dir, facts, options.tolerance, worst_error);
+    result = mismatch.empty()
+                 ? CaseResult{Outcome::kPass, fmt::format("max abs {:.3g}", worst_error)}
+                 : CaseResult{Outcome::kFail, mismatch};
+  } catch (const UnsupportedError& error) {
+    result = {supported_ops ? Outcome::kFail : Outcome::kUnsupported, error.what()};
+  } catch (const InputError& error) {
+    result = {Outcome::kFail, std::string("error: ") + error.what()};
+  } catch (const std::exception& error) {
+    result = {Outcome::kFail, std::string("internal error: ") + error.what()};
+  }
+  if (listed != expected_failures.end()) {
+    if (result.outcome == Outcome::kPass) {
+      return {Outcome::kFail, "XPASS: listed as an expected failure (" + listed->second +
+                                  ") but passes; remove it from the list"};
+    }
+    if (result.outcome == Outcome::kFail) return {Outcome::kExpectedFailure, listed->second};
+  }
+  return result;
+}
+
+int run_test_onnx(const TestOnnxOptions& options) {
+  const std::vector<fs::path> cases = find_cases(options.dirs);
+  const std::map<std::string, std::string> expected_failures =
+      read_expected_failures(options.expected_failures_file);
+  int passed = 0, failed = 0, skipped = 0;
+  const auto start = std::chrono::steady_clock::now();
+  for (const fs::path& case_dir : cases) {
+    const CaseResult result = test_case(case_dir, options, expected_failures);
+    const std::string name = case_dir.filename().string();
+    switch (result.outcome) {
+      case Outcome::kPass:
+        ++passed;
+        if (!options.quiet) std::cout << "PASS " << name << " (" << result.detail << ")\n";
+        break;
+      case Outcome::kFail:
+        ++failed;
+        std::cout << "FAIL " << name << ": " << result.detail << "\n";
+        break;
+      case Outcome::kUnsupported:
+        ++skipped;
+        if (!options.quiet) std::cout << "UNSUPPORTED " << name << ": " << result.detail << "\n";
+        break;
+      case Outcome::kExpectedFailure:
+        ++skipped;
+        if (!options.quiet) std::cout << "XFAIL " << name << ": " << result.detail << "\n";
+        break;
+    }
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::cout << fmt::format("ran {} cases in {:.1f} s\n", cases.size(), seconds);
+  std::cout << fmt::format("{} passed, {} failed, {} skipped\n", passed, failed, skipped);
+  return failed ? 1 : 0;
+}
+
+}  // namespace
+
+void add_test_onnx_command(CLI::App& parent, int& exit_code) {
+  auto options = std::make_shared<TestOnnxOptions>();
+  CLI::App* command = parent.add_subcommand(
+      "test-onnx", "Run ONNX backend-test cases (model.onnx + test_data_set_*) and compare");
+  command->add_option("dirs", options->dirs, "Case directories, or directories of them")
+      ->required();
+  command->add_option("--expected-failures", options->expected_failures_file,
+                      "File of 'CASE_NAME REASON' lines: known failures, reported as XFAIL");
+  command->add_option("--atol", options->tolerance.atol, "Absolute tolerance (default 1e-4)");
+  command->add_option("--rtol", options->tolerance.rtol, "Relative tolerance (default 1e-3)");
+  command->add_flag("-q,--quiet", options->quiet, "Print only failures and the totals");
+  command->callback([options, &exit_code] { exit_code = run_test_onnx(*options); });
+}
+
+}  // namespace kiln::tools
