@@ -85,10 +85,13 @@ class ConverterTable {
  public:
   static const ConverterTable& global();
 
-  // The converter serves opsets [since_opset, next registered version of the same op).
+  // The converter implements the op version in force at `since_opset`; it also serves versions
+  // that differ only in type constraints (see converter_table.cc).
   void add(const std::string& op_type, int since_opset, ConvertFn convert);
   // The converter for this op at the model's opset, or nullptr if kiln does not support it.
   ConvertFn find(const std::string& op_type, int opset) const;
+  // The newest opset of the onnx release the version table was generated from.
+  static int newest_known_opset();
   std::vector<std::string> op_types() const;
 
  private:
