@@ -28,31 +28,36 @@ struct RunOptions {
   Tolerance tolerance;
 };
 
-// Matches --input NAME=FILE options to the graph inputs, in graph order.
-std::vector<Tensor> read_inputs(const Graph& graph, const std::vector<std::string>& specs) {
-  std::map<std::string, std::string> files;
+// Reads the --input NAME=FILE options, by input name.
+std::map<std::string, Tensor> read_input_files(const std::vector<std::string>& specs) {
+  std::map<std::string, Tensor> tensors;
   for (const std::string& spec : specs) {
     const size_t equals = spec.find('=');
     if (equals == std::string::npos || equals == 0) {
       throw InputError("--input '" + spec + "': expected NAME=FILE.npy or NAME=FILE.pb");
     }
-    files[spec.substr(0, equals)] = spec.substr(equals + 1);
+    tensors[spec.substr(0, equals)] = read_tensor_file(spec.substr(equals + 1));
   }
+  return tensors;
+}
+
+// The input tensors in graph order; every graph input needs one and every one must be used.
+std::vector<Tensor> order_inputs(const Graph& graph, std::map<std::string, Tensor> given) {
   std::vector<Tensor> tensors;
   std::string missing;
   for (const Value* input : graph.inputs()) {
-    auto it = files.find(input->name());
-    if (it == files.end()) {
+    auto it = given.find(input->name());
+    if (it == given.end()) {
       missing += " " + input->name() + ":" + type_to_string(input->type());
       continue;
     }
-    tensors.push_back(read_tensor_file(it->second));
-    files.erase(it);
+    tensors.push_back(it->second);
+    given.erase(it);
   }
-  if (!files.empty()) {
+  if (!given.empty()) {
     std::string known;
     for (const Value* input : graph.inputs()) known += " " + input->name();
-    throw InputError("--input '" + files.begin()->first +
+    throw InputError("--input '" + given.begin()->first +
                      "': the model has no such input (inputs:" + known + ")");
   }
   if (!missing.empty()) throw InputError("no --input given for model inputs:" + missing);
@@ -78,10 +83,13 @@ int run_model(const RunOptions& options) {
   if (options.device == "auto") {
     std::cerr << "note: no GPU backend in this build; running on the CPU reference interpreter\n";
   }
+  const std::map<std::string, Tensor> given = read_input_files(options.inputs);
   onnx_import::ImportOptions import_options;
   import_options.input_shapes = parse_input_shapes(options.input_shapes);
+  // Symbolic dimensions not bound by --input-shape take the shape of the input file.
+  for (const auto& [name, tensor] : given) import_options.input_shapes.emplace(name, tensor.shape());
   const std::unique_ptr<Graph> graph = load_model(options.model, import_options);
-  const std::vector<Tensor> inputs = read_inputs(*graph, options.inputs);
+  const std::vector<Tensor> inputs = order_inputs(*graph, given);
 
   const auto start = std::chrono::steady_clock::now();
   const std::vector<Tensor> outputs = run_reference(*graph, inputs);
