@@ -1,0 +1,29 @@
+// The layout converter files' registration functions, called by register_layout_converters
+// (frontend/converters/layout.cc), and helpers they share.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "frontend/node_importer.h"
+
+namespace kiln::onnx_import {
+
+// Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Expand, Tile, DepthToSpace, SpaceToDepth.
+void register_reshape_converters(ConverterTable& table);
+// Slice, Split, Concat, Pad, CenterCropPad, Gather, GatherElements, GatherND, ScatterND,
+// ScatterElements, Trilu.
+void register_slice_converters(ConverterTable& table);
+// Shape, Size, ConstantOfShape, Range: folded into constants at import.
+void register_shape_converters(ConverterTable& table);
+// Resize.
+void register_resize_converters(ConverterTable& table);
+
+// The integer values of a compile-time constant input (e.g. a shape or axes list).
+std::vector<int64_t> constant_ints(const NodeImporter& node, size_t input, const std::string& what);
+
+// Maps each axis into [0, rank), failing with the node's name on out-of-range or repeated axes.
+std::vector<int64_t> normalized_axes(const NodeImporter& node, std::vector<int64_t> axes,
+                                     int64_t rank);
+
+}  // namespace kiln::onnx_import

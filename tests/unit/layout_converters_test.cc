@@ -1,0 +1,195 @@
+// Tests of the layout ONNX converters (frontend/converters/layout_*.cc): Squeeze, Unsqueeze and
+// Flatten become kiln reshape, Split becomes slices, Shape/Size/ConstantOfShape/Range become
+// constants, and Reshape, Pad and Resize resolve their configuration inputs at import.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "frontend/onnx_importer.h"
+#include "frontend_model_builder.h"
+#include "ir/error.h"
+#include "runtime/reference_interpreter.h"
+
+namespace kiln::onnx_import {
+namespace {
+
+using frontend_test::add_int_attr;
+using frontend_test::add_ints_attr;
+using frontend_test::ModelBuilder;
+using ::testing::HasSubstr;
+
+void add_string_attr(onnx::NodeProto* node, const std::string& name, const std::string& value) {
+  onnx::AttributeProto* attr = node->add_attribute();
+  attr->set_name(name);
+  attr->set_type(onnx::AttributeProto::STRING);
+  attr->set_s(value);
+}
+
+Tensor iota_f32(Shape shape) {
+  Tensor tensor(DType::kF32, std::move(shape));
+  for (int64_t i = 0; i < tensor.num_elements(); ++i) tensor.set_float(i, static_cast<float>(i));
+  return tensor;
+}
+
+std::vector<std::string> node_ops(const Graph& graph) {
+  std::vector<std::string> ops;
+  for (const Node* node : graph.nodes()) ops.push_back(node->op());
+  return ops;
+}
+
+std::string import_error(const ModelBuilder& builder) {
+  try {
+    builder.import();
+  } catch (const InputError& error) {
+    return error.what();
+  }
+  return "no error";
+}
+
+TEST(LayoutConvertersTest, SqueezeUnsqueezeFlattenBecomeReshapes) {
+  ModelBuilder builder(18);
+  builder.input("x", onnx::TensorProto::FLOAT, {int64_t{2}, int64_t{1}, int64_t{3}});
+  builder.int64_initializer("squeeze_axes", {1}, {-2});
+  builder.int64_initializer("unsqueeze_axes", {2}, {0, -1});
+  builder.node("Squeeze", {"x", "squeeze_axes"}, {"squeezed"});
+  builder.node("Unsqueeze", {"squeezed", "unsqueeze_axes"}, {"unsqueezed"});
+  add_int_attr(builder.node("Flatten", {"unsqueezed"}, {"y"}), "axis", -2);
+  builder.output("y");
+  const std::unique_ptr<Graph> graph = builder.import();
+  EXPECT_EQ(node_ops(*graph), (std::vector<std::string>{"reshape", "reshape", "reshape"}));
+  EXPECT_EQ(graph->nodes()[0]->result()->type().shape, (Shape{2, 3}));
+  EXPECT_EQ(graph->nodes()[1]->result()->type().shape, (Shape{1, 2, 3, 1}));
+  EXPECT_EQ(graph->outputs()[0]->type().shape, (Shape{2, 3}));
+}
+
+TEST(LayoutConvertersTest, SqueezeOfANonUnitAxisFails) {
+  ModelBuilder builder(18);
+  builder.input("x", onnx::TensorProto::FLOAT, {int64_t{2}, int64_t{3}});
+  builder.int64_initializer("axes", {1}, {0});
+  builder.node("Squeeze", {"x", "axes"}, {"y"}, "sq");
+  builder.output("y");
+  EXPECT_THAT(import_error(builder), HasSubstr("ONNX node 'sq' (Squeeze): cannot squeeze axis 0"));
+}
+
+TEST(LayoutConvertersTest, ReshapeResolvesZeroAndMinusOne) {
+  ModelBuilder builder(18);
+  builder.input("x", onnx::TensorProto::FLOAT, {int64_t{2}, int64_t{3}, int64_t{4}});
+  builder.int64_initializer("shape", {3}, {0, -1, 2});
+  builder.node("Reshape", {"x", "shape"}, {"y"});
+  builder.output("y");
+  EXPECT_EQ(builder.import()->outputs()[0]->type().shape, (Shape{2, 6, 2}));
+}
+
+TEST(LayoutConvertersTest, ReshapeWithAllowZeroKeepsZeroDims) {
+  ModelBuilder builder(18);
+  builder.input("x", onnx::TensorProto::FLOAT, {int64_t{0}, int64_t{3}});
+  builder.int64_initializer("shape", {2}, {3, 0});
+  add_int_attr(builder.node("Reshape", {"x", "shape"}, {"y"}), "allowzero", 1);
+  builder.output("y");
+  EXPECT_EQ(builder.import()->outputs()[0]->type().shape, (Shape{3, 0}));
+}
+
+TEST(LayoutConvertersTest, ReshapeWithTwoMinusOnesFails) {
+  ModelBuilder builder(18);
+  builder.input("x", onnx::TensorProto::FLOAT, {int64_t{4}});
+  builder.int64_initializer("shape", {2}, {-1, -1});
+  builder.node("Reshape", {"x", "shape"}, {"y"}, "r");
+  builder.output("y");
+  EXPECT_THAT(import_error(builder), HasSubstr("has more than one -1"));
+}
+
+TEST(LayoutConvertersTest, SplitBecomesOneSlicePerOutput) {
+  ModelBuilder builder(18);
+  builder.input("x", onnx::TensorProto::FLOAT, {int64_t{2}, int64_t{5}});
+  onnx::NodeProto* split = builder.node("Split", {"x"}, {"a", "b", "c"});
+  add_int_attr(split, "axis", 1);
+  add_int_attr(split, "num_outputs", 3);
+  for (const char* name : {"a", "b", "c"}) builder.output(name);
+  const std::unique_ptr<Graph> graph = builder.import();
+  EXPECT_EQ(node_ops(*graph), (std::vector<std::string>{"slice", "slice", "slice"}));
+  const std::vector<Tensor> results = run_reference(*graph, {iota_f32({2, 5})});
+  EXPECT_EQ(results[0].to_floats(), (std::vector<float>{0, 1, 5, 6}));
+  EXPECT_EQ(results[1].to_floats(), (std::vector<float>{2, 3, 7, 8}));
+  EXPECT_EQ(results[2].to_floats(), (std::vector<float>{4, 9}));
+}
+
+TEST(LayoutConvertersTest, ShapeAndSizeAreConstants) {
+  ModelBuilder builder(18);
+  builder.input("x", onnx::TensorProto::FLOAT, {int64_t{2}, int64_t{3}, int64_t{4}});
+  onnx::NodeProto* shape = builder.node("Shape", {"x"}, {"tail"});
+  add_int_attr(shape, "start", -2);
+  builder.node("Size", {"x"}, {"count"});
+  builder.output("tail");
+  builder.output("count");
+  const std::unique_ptr<Graph> graph = builder.import();
+  EXPECT_EQ(graph->num_nodes(), 0u);
+  EXPECT_EQ(graph->outputs()[0]->data().to_ints(), (std::vector<int64_t>{3, 4}));
+  EXPECT_EQ(graph->outputs()[1]->data().to_ints(), (std::vector<int64_t>{24}));
+}
+
+TEST(LayoutConvertersTest, ConstantOfShapeAndRangeFoldToConstants) {
+  ModelBuilder builder(18);
+  builder.int64_initializer("shape", {2}, {2, 2});
+  builder.int64_initializer("start", {}, {10});
+  builder.int64_initializer("limit", {}, {4});
+  builder.int64_initializer("delta", {}, {-3});
+  builder.node("ConstantOfShape", {"shape"}, {"zeros"});
+  builder.node("Range", {"start", "limit", "delta"}, {"range"});
+  builder.output("zeros");
+  builder.output("range");
+  const std::unique_ptr<Graph> graph = builder.import();
+  EXPECT_EQ(graph->outputs()[0]->type(), (TensorType{DType::kF32, {2, 2}}));
+  EXPECT_EQ(graph->outputs()[0]->data().to_floats(), (std::vector<float>{0, 0, 0, 0}));
+  EXPECT_EQ(graph->outputs()[1]->data().to_ints(), (std::vector<int64_t>{10, 7}));
+}
+
+TEST(LayoutConvertersTest, RangeOfRunTimeValuesExplainsWhy) {
+  ModelBuilder builder(18);
+  builder.input("n", onnx::TensorProto::INT64, {});
+  builder.int64_initializer("zero", {}, {0});
+  builder.int64_initializer("one", {}, {1});
+  builder.node("Range", {"zero", "n", "one"}, {"y"}, "range");
+  builder.output("y");
+  EXPECT_THAT(import_error(builder),
+              HasSubstr("Range's output shape would depend on run-time values"));
+}
+
+TEST(LayoutConvertersTest, PadWithAxesInputPadsOnlyThoseAxes) {
+  ModelBuilder builder(18);
+  builder.input("x", onnx::TensorProto::FLOAT, {int64_t{1}, int64_t{2}});
+  builder.int64_initializer("pads", {2}, {1, 2});
+  builder.float_initializer("value", {}, {7.0f});
+  builder.int64_initializer("axes", {1}, {-1});
+  builder.node("Pad", {"x", "pads", "value", "axes"}, {"y"});
+  builder.output("y");
+  const std::unique_ptr<Graph> graph = builder.import();
+  const std::vector<Tensor> results = run_reference(*graph, {iota_f32({1, 2})});
+  EXPECT_EQ(results[0].shape(), (Shape{1, 5}));
+  EXPECT_EQ(results[0].to_floats(), (std::vector<float>{7, 0, 1, 7, 7}));
+}
+
+TEST(LayoutConvertersTest, ResizeSizesWithAxesAndAspectPolicy) {
+  ModelBuilder builder(19);
+  builder.input("x", onnx::TensorProto::FLOAT, {int64_t{1}, int64_t{1}, int64_t{2}, int64_t{4}});
+  builder.int64_initializer("sizes", {2}, {3, 3});
+  onnx::NodeProto* resize = builder.node("Resize", {"x", "", "", "sizes"}, {"y"});
+  add_ints_attr(resize, "axes", {2, 3});
+  add_string_attr(resize, "keep_aspect_ratio_policy", "not_larger");
+  builder.output("y");
+  const std::unique_ptr<Graph> graph = builder.import();
+  ASSERT_EQ(node_ops(*graph), (std::vector<std::string>{"resize"}));
+  // scale = min(3/2, 3/4) = 0.75 on both axes: 2 -> round(1.5) = 2, 4 -> 3.
+  EXPECT_EQ(graph->outputs()[0]->type().shape, (Shape{1, 1, 2, 3}));
+  EXPECT_EQ(graph->nodes()[0]->floats_attr("scales"), (std::vector<double>{1, 1, 0.75, 0.75}));
+}
+
+TEST(LayoutConvertersTest, ResizeNeedsExactlyOneOfScalesAndSizes) {
+  ModelBuilder builder(19);
+  builder.input("x", onnx::TensorProto::FLOAT, {int64_t{1}, int64_t{4}});
+  builder.node("Resize", {"x"}, {"y"}, "rs");
+  builder.output("y");
+  EXPECT_THAT(import_error(builder),
+              HasSubstr("ONNX node 'rs' (Resize): exactly one of scales and sizes must be given"));
+}
+
+}  // namespace
+}  // namespace kiln::onnx_import
