@@ -1,0 +1,39 @@
+// The neural-network converter files' registration functions, called by register_nn_converters
+// (frontend/converters/nn.cc), and the window helpers Conv, ConvTranspose and the pools share.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "frontend/node_importer.h"
+
+namespace kiln::onnx_import {
+
+// Conv, ConvTranspose.
+void register_conv_converters(ConverterTable& table);
+// Gemm, MatMul.
+void register_matmul_converters(ConverterTable& table);
+// BatchNormalization, InstanceNormalization, LayerNormalization, Softmax, LogSoftmax.
+void register_norm_converters(ConverterTable& table);
+// ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd, ReduceL1, ReduceL2, ReduceSumSquare,
+// ReduceLogSum, ReduceLogSumExp, ArgMax, ArgMin.
+void register_reduce_converters(ConverterTable& table);
+// GlobalAveragePool, GlobalMaxPool, AveragePool, MaxPool.
+void register_pool_converters(ConverterTable& table);
+// TopK, CumSum.
+void register_topk_cumsum_converters(ConverterTable& table);
+
+// The window attributes of a Conv or pooling node for input X [N,C,D...] and the given kernel,
+// with defaults filled in and auto_pad resolved into explicit pads.
+struct WindowAttrs {
+  std::vector<int64_t> strides, dilations, pads;
+};
+WindowAttrs window_attrs(const NodeImporter& node, const Shape& input_shape,
+                         const std::vector<int64_t>& kernel);
+
+// The integer list attribute `name`, or `count` copies of `fill` when absent; fails naming the
+// node when its length is not `count`.
+std::vector<int64_t> ints_attr_of_length(const NodeImporter& node, const std::string& name,
+                                         size_t count, int64_t fill);
+
+}  // namespace kiln::onnx_import

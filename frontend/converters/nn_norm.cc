@@ -1,0 +1,78 @@
+// ONNX normalization and softmax converters: BatchNormalization (inference only),
+// InstanceNormalization, LayerNormalization (with its optional Mean/InvStdDev outputs),
+// Softmax and LogSoftmax (opset 13: one axis).
+#include "frontend/converters/nn_converters.h"
+
+namespace kiln::onnx_import {
+namespace {
+
+std::vector<Value*> convert_batch_normalization(NodeImporter& node) {
+  if (node.attr_int("training_mode", 0) != 0) {
+    node.fail("training_mode=1 is not supported (kiln compiles inference graphs)");
+  }
+  for (size_t i = 1; i < node.num_outputs(); ++i) {
+    if (node.has_output(i)) {
+      node.fail("output " + std::to_string(i) +
+                " (running mean/var) exists only in training mode, which kiln does not support");
+    }
+  }
+  std::vector<Value*> operands;
+  for (size_t i = 0; i < 5; ++i) operands.push_back(node.input(i));
+  return {
+      node.emit1("batch_normalization", operands, {{"epsilon", node.attr_float("epsilon", 1e-5)}})};
+}
+
+std::vector<Value*> convert_instance_normalization(NodeImporter& node) {
+  return {node.emit1("instance_normalization", {node.input(0), node.input(1), node.input(2)},
+                     {{"epsilon", node.attr_float("epsilon", 1e-5)}})};
+}
+
+// ONNX TensorProto element type codes of the float types LayerNormalization's stash_type names.
+DType stash_dtype(const NodeImporter& node) {
+  const int64_t code = node.attr_int("stash_type", 1);
+  switch (code) {
+    case 1:
+      return DType::kF32;
+    case 10:
+      return DType::kF16;
+    case 11:
+      return DType::kF64;
+    case 16:
+      return DType::kBF16;
+    default:
+      node.fail("attribute 'stash_type' " + std::to_string(code) + " is not a float type");
+  }
+}
+
+std::vector<Value*> convert_layer_normalization(NodeImporter& node) {
+  std::vector<Value*> operands = {node.input(0), node.input(1)};
+  if (node.has_input(2)) operands.push_back(node.input(2));
+  AttributeMap attrs = {{"axis", node.attr_int("axis", -1)},
+                        {"epsilon", node.attr_float("epsilon", 1e-5)}};
+  if (!node.has_output(1) && !node.has_output(2)) {
+    return {node.emit1("layer_normalization", operands, attrs)};
+  }
+  attrs["stash_type"] = stash_dtype(node);
+  std::vector<Value*> results = node.emit("layer_normalization_with_stats", operands, attrs);
+  results.resize(node.num_outputs());
+  return results;
+}
+
+std::vector<Value*> convert_softmax(NodeImporter& node) {
+  const std::string op = node.op_type() == "Softmax" ? "softmax" : "log_softmax";
+  return {node.emit1(op, {node.input(0)}, {{"axis", node.attr_int("axis", -1)}})};
+}
+
+}  // namespace
+
+void register_norm_converters(ConverterTable& table) {
+  // BatchNormalization-9 (in force at 13) and -14 (adds training_mode, which kiln refuses).
+  table.add("BatchNormalization", 13, convert_batch_normalization);
+  table.add("BatchNormalization", 14, convert_batch_normalization);
+  table.add("InstanceNormalization", 13, convert_instance_normalization);
+  table.add("LayerNormalization", 17, convert_layer_normalization);
+  table.add("Softmax", 13, convert_softmax);
+  table.add("LogSoftmax", 13, convert_softmax);
+}
+
+}  // namespace kiln::onnx_import

@@ -1,0 +1,44 @@
+// ONNX TopK and CumSum -> kiln top_k / cum_sum, with their K and axis inputs read as
+// compile-time constants into attributes.
+#include "frontend/converters/layout_converters.h"
+#include "frontend/converters/nn_converters.h"
+
+namespace kiln::onnx_import {
+namespace {
+
+// The single integer held by a constant input (a scalar or one-element tensor).
+int64_t constant_scalar(const NodeImporter& node, size_t input, const std::string& what) {
+  const std::vector<int64_t> values = constant_ints(node, input, what);
+  if (values.size() != 1) {
+    node.fail(what + " must hold one value, got " + std::to_string(values.size()));
+  }
+  return values[0];
+}
+
+std::vector<Value*> convert_top_k(NodeImporter& node) {
+  const int64_t rank = node.input(0)->type().rank();
+  const int64_t axis = normalized_axes(node, {node.attr_int("axis", -1)}, rank)[0];
+  return node.emit("top_k", {node.input(0)},
+                   {{"k", constant_scalar(node, 1, "K")},
+                    {"axis", axis},
+                    {"largest", node.attr_int("largest", 1)},
+                    {"sorted", node.attr_int("sorted", 1)}});
+}
+
+std::vector<Value*> convert_cum_sum(NodeImporter& node) {
+  const int64_t rank = node.input(0)->type().rank();
+  const int64_t axis = normalized_axes(node, {constant_scalar(node, 1, "axis")}, rank)[0];
+  return {node.emit1("cum_sum", {node.input(0)},
+                     {{"axis", axis},
+                      {"exclusive", node.attr_int("exclusive", 0)},
+                      {"reverse", node.attr_int("reverse", 0)}})};
+}
+
+}  // namespace
+
+void register_topk_cumsum_converters(ConverterTable& table) {
+  table.add("TopK", 13, convert_top_k);
+  table.add("CumSum", 13, convert_cum_sum);
+}
+
+}  // namespace kiln::onnx_import

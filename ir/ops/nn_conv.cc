@@ -1,0 +1,165 @@
+// The convolution ops: conv (ONNX Conv, any spatial rank, groups, dilations, strides, pads,
+// optional bias) as im2col + gemm_accumulate, and conv_transpose (ONNX ConvTranspose) as
+// gemm_accumulate + col2im. Converters resolve auto_pad and output_shape into explicit pads.
+#include "ir/ops/nn_conv_geometry.h"
+#include "ir/ops/nn_gemm_kernel.h"
+#include "ir/ops/nn_ops.h"
+#include "ir/ops/op_helpers.h"
+
+namespace kiln {
+namespace {
+
+using nn::ConvGeometry;
+using nn::read_values;
+using nn::TapGeometry;
+using nn::write_values;
+
+// Output = bias per channel, broadcast over batch and spatial positions (zero without bias).
+template <class T>
+std::vector<T> bias_filled(const ConvGeometry& geometry, std::span<const Tensor* const> inputs) {
+  const int64_t spatial = num_elements(geometry.out_spatial);
+  std::vector<T> output(static_cast<size_t>(geometry.batch * geometry.out_channels * spatial));
+  if (inputs.size() < 3) return output;
+  const std::vector<T> bias = read_values<T>(*inputs[2]);
+  for (int64_t n = 0; n < geometry.batch; ++n) {
+    for (int64_t m = 0; m < geometry.out_channels; ++m) {
+      T* plane = output.data() + (n * geometry.out_channels + m) * spatial;
+      std::fill(plane, plane + spatial, bias[m]);
+    }
+  }
+  return output;
+}
+
+bool is_pointwise(const ConvGeometry& geometry) {
+  for (size_t d = 0; d < geometry.kernel.size(); ++d) {
+    if (geometry.kernel[d] != 1 || geometry.strides[d] != 1 || geometry.pads_begin[d] != 0 ||
+        geometry.pads_end[d] != 0) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// ---- conv -------------------------------------------------------------------------------------
+
+std::vector<TensorType> infer_conv(const Node& node) {
+  const ConvGeometry geometry = nn::conv_geometry(node);
+  Shape shape{geometry.batch, geometry.out_channels};
+  shape.insert(shape.end(), geometry.out_spatial.begin(), geometry.out_spatial.end());
+  return {{operand_type(node, 0).dtype, shape}};
+}
+
+template <class T>
+void run_conv(const Node& node, std::span<const Tensor* const> inputs, Tensor& output) {
+  const ConvGeometry geometry = nn::conv_geometry(node);
+  const std::vector<T> x = read_values<T>(*inputs[0]);
+  const std::vector<T> w = read_values<T>(*inputs[1]);
+  std::vector<T> y = bias_filled<T>(geometry, inputs);
+  const int64_t in_size = num_elements(geometry.in_spatial);
+  const int64_t out_size = num_elements(geometry.out_spatial);
+  const int64_t group_in = geometry.in_channels / geometry.group;
+  const int64_t group_out = geometry.out_channels / geometry.group;
+  const int64_t depth = group_in * num_elements(geometry.kernel);  // gemm k
+  const TapGeometry taps{geometry.out_spatial, geometry.in_spatial, geometry.kernel,
+                         geometry.strides,     geometry.dilations,  geometry.pads_begin};
+  const bool pointwise = is_pointwise(geometry);
+  std::vector<T> columns(pointwise ? 0 : static_cast<size_t>(depth * out_size));
+  for (int64_t n = 0; n < geometry.batch; ++n) {
+    for (int64_t g = 0; g < geometry.group; ++g) {
+      const T* image = x.data() + (n * geometry.in_channels + g * group_in) * in_size;
+      if (!pointwise) {
+        nn::for_each_tap(taps, group_in, [&](int64_t column, int64_t offset) {
+          columns[column] = offset < 0 ? T{} : image[offset];
+        });
+      }
+      nn::gemm_accumulate(group_out, out_size, depth, w.data() + g * group_out * depth, depth,
+                          pointwise ? image : columns.data(), out_size,
+                          y.data() + (n * geometry.out_channels + g * group_out) * out_size,
+                          out_size);
+    }
+  }
+  write_values(output, y);
+}
+
+void conv_reference(const Node& node, std::span<const Tensor* const> inputs,
+                    std::span<Tensor> outputs) {
+  nn::visit_float_compute_type(
+      outputs[0].dtype(), [&](auto tag) { run_conv<decltype(tag)>(node, inputs, outputs[0]); });
+}
+
+// ---- conv_transpose ---------------------------------------------------------------------------
+
+std::vector<TensorType> infer_conv_transpose(const Node& node) {
+  const ConvGeometry geometry = nn::conv_transpose_geometry(node);
+  Shape shape{geometry.batch, geometry.out_channels};
+  shape.insert(shape.end(), geometry.out_spatial.begin(), geometry.out_spatial.end());
+  return {{operand_type(node, 0).dtype, shape}};
+}
+
+template <class T>
+void run_conv_transpose(const Node& node, std::span<const Tensor* const> inputs, Tensor& output) {
+  const ConvGeometry geometry = nn::conv_transpose_geometry(node);
+  const std::vector<T> x = read_values<T>(*inputs[0]);
+  const std::vector<T> w = read_values<T>(*inputs[1]);
+  std::vector<T> y = bias_filled<T>(geometry, inputs);
+  const int64_t in_size = num_elements(geometry.in_spatial);
+  const int64_t out_size = num_elements(geometry.out_spatial);
+  const int64_t group_in = geometry.in_channels / geometry.group;
+  const int64_t group_out = geometry.out_channels / geometry.group;
+  const int64_t rows = group_out * num_elements(geometry.kernel);  // gemm m
+  const TapGeometry taps{geometry.in_spatial, geometry.out_spatial, geometry.kernel,
+                         geometry.strides,    geometry.dilations,   geometry.pads_begin};
+  std::vector<T> columns(static_cast<size_t>(rows * in_size));
+  for (int64_t g = 0; g < geometry.group; ++g) {
+    // W's group block is [group_in, rows]; the product needs it as [rows, group_in].
+    const std::vector<T> weights = nn::transposed(w.data() + g * group_in * rows, group_in, rows);
+    for (int64_t n = 0; n < geometry.batch; ++n) {
+      std::fill(columns.begin(), columns.end(), T{});
+      nn::gemm_accumulate(rows, in_size, group_in, weights.data(), group_in,
+                          x.data() + (n * geometry.in_channels + g * group_in) * in_size, in_size,
+                          columns.data(), in_size);
+      T* image = y.data() + (n * geometry.out_channels + g * group_out) * out_size;
+      nn::for_each_tap(taps, group_out, [&](int64_t column, int64_t offset) {
+        if (offset >= 0) image[offset] += columns[column];
+      });
+    }
+  }
+  write_values(output, y);
+}
+
+void conv_transpose_reference(const Node& node, std::span<const Tensor* const> inputs,
+                              std::span<Tensor> outputs) {
+  nn::visit_float_compute_type(outputs[0].dtype(), [&](auto tag) {
+    run_conv_transpose<decltype(tag)>(node, inputs, outputs[0]);
+  });
+}
+
+std::vector<AttrSpec> window_attrs() {
+  return {{"strides", AttrKind::kInts, Attribute(std::vector<int64_t>{})},
+          {"pads", AttrKind::kInts, Attribute(std::vector<int64_t>{})},
+          {"dilations", AttrKind::kInts, Attribute(std::vector<int64_t>{})},
+          {"group", AttrKind::kInt, Attribute(1)}};
+}
+
+}  // namespace
+
+void register_nn_conv_ops(OpRegistry& registry) {
+  registry.add({.name = "conv",
+                .category = OpCategory::kOutElementwiseFusable,
+                .attrs = window_attrs(),
+                .min_operands = 2,
+                .max_operands = 3,
+                .infer = infer_conv,
+                .reference = conv_reference});
+  std::vector<AttrSpec> transpose_attrs = window_attrs();
+  transpose_attrs.push_back({"output_padding", AttrKind::kInts, Attribute(std::vector<int64_t>{})});
+  registry.add({.name = "conv_transpose",
+                .category = OpCategory::kOutElementwiseFusable,
+                .attrs = transpose_attrs,
+                .min_operands = 2,
+                .max_operands = 3,
+                .infer = infer_conv_transpose,
+                .reference = conv_transpose_reference});
+}
+
+}  // namespace kiln

@@ -1,0 +1,108 @@
+// Conv and conv_transpose geometry from a node's operand shapes and attributes.
+#include "ir/ops/nn_conv_geometry.h"
+
+#include "ir/ops/op_helpers.h"
+
+namespace kiln::nn {
+namespace {
+
+// Fields common to both ops: batch, channels, spatial sizes and the window attributes.
+ConvGeometry common_geometry(const Node& node) {
+  require_operand_dtype(node, 0, is_float_dtype, "X", "a float tensor");
+  require_same_dtype(node, 0, 1);
+  const Shape& x = operand_type(node, 0).shape;
+  const Shape& w = operand_type(node, 1).shape;
+  if (x.size() < 3) {
+    throw InputError("X must be [N,C,D1,...] with at least one spatial dim, got [" +
+                     shape_to_string(x) + "]");
+  }
+  if (w.size() != x.size()) {
+    throw InputError("W [" + shape_to_string(w) + "] must have the rank of X [" +
+                     shape_to_string(x) + "]");
+  }
+  const size_t spatial = x.size() - 2;
+  ConvGeometry geometry;
+  geometry.batch = x[0];
+  geometry.in_channels = x[1];
+  geometry.in_spatial.assign(x.begin() + 2, x.end());
+  geometry.kernel.assign(w.begin() + 2, w.end());
+  geometry.group = node.int_attr("group");
+  if (geometry.group < 1) throw InputError("attribute 'group' must be at least 1");
+  geometry.strides = ints_attr_or_fill(node, "strides", spatial, 1);
+  geometry.dilations = ints_attr_or_fill(node, "dilations", spatial, 1);
+  const std::vector<int64_t> pads = ints_attr_or_fill(node, "pads", 2 * spatial, 0);
+  geometry.pads_begin.assign(pads.begin(), pads.begin() + spatial);
+  geometry.pads_end.assign(pads.begin() + spatial, pads.end());
+  for (size_t d = 0; d < spatial; ++d) {
+    if (geometry.strides[d] < 1 || geometry.dilations[d] < 1) {
+      throw InputError("attributes 'strides' and 'dilations' must be positive");
+    }
+    if (geometry.pads_begin[d] < 0 || geometry.pads_end[d] < 0) {
+      throw InputError("attribute 'pads' must not be negative");
+    }
+  }
+  return geometry;
+}
+
+void check_bias(const Node& node, int64_t out_channels) {
+  if (node.operands().size() < 3) return;
+  require_same_dtype(node, 0, 2);
+  const Shape& bias = operand_type(node, 2).shape;
+  if (bias != Shape{out_channels}) {
+    throw InputError("B must be [" + std::to_string(out_channels) + "], got [" +
+                     shape_to_string(bias) + "]");
+  }
+}
+
+}  // namespace
+
+ConvGeometry conv_geometry(const Node& node) {
+  ConvGeometry geometry = common_geometry(node);
+  const Shape& w = operand_type(node, 1).shape;
+  geometry.out_channels = w[0];
+  if (geometry.in_channels != w[1] * geometry.group || geometry.out_channels % geometry.group) {
+    throw InputError("W [" + shape_to_string(w) + "] does not fit " +
+                     std::to_string(geometry.in_channels) + " input channels in " +
+                     std::to_string(geometry.group) + " groups");
+  }
+  for (size_t d = 0; d < geometry.kernel.size(); ++d) {
+    const int64_t window = (geometry.kernel[d] - 1) * geometry.dilations[d] + 1;
+    const int64_t padded = geometry.in_spatial[d] + geometry.pads_begin[d] + geometry.pads_end[d];
+    if (padded < window) {
+      throw InputError("kernel extent " + std::to_string(window) + " exceeds the padded input " +
+                       std::to_string(padded) + " in spatial dim " + std::to_string(d));
+    }
+    geometry.out_spatial.push_back((padded - window) / geometry.strides[d] + 1);
+  }
+  check_bias(node, geometry.out_channels);
+  return geometry;
+}
+
+ConvGeometry conv_transpose_geometry(const Node& node) {
+  ConvGeometry geometry = common_geometry(node);
+  const Shape& w = operand_type(node, 1).shape;
+  if (w[0] != geometry.in_channels) {
+    throw InputError("W [" + shape_to_string(w) + "] must have " +
+                     std::to_string(geometry.in_channels) + " (input channels) rows");
+  }
+  if (geometry.in_channels % geometry.group) {
+    throw InputError(std::to_string(geometry.in_channels) + " input channels do not split into " +
+                     std::to_string(geometry.group) + " groups");
+  }
+  geometry.out_channels = w[1] * geometry.group;
+  const std::vector<int64_t> output_padding =
+      ints_attr_or_fill(node, "output_padding", geometry.kernel.size(), 0);
+  for (size_t d = 0; d < geometry.kernel.size(); ++d) {
+    const int64_t window = (geometry.kernel[d] - 1) * geometry.dilations[d] + 1;
+    const int64_t size = geometry.strides[d] * (geometry.in_spatial[d] - 1) + output_padding[d] +
+                         window - geometry.pads_begin[d] - geometry.pads_end[d];
+    if (size < 0) {
+      throw InputError("pads leave a negative output size in spatial dim " + std::to_string(d));
+    }
+    geometry.out_spatial.push_back(size);
+  }
+  check_bias(node, geometry.out_channels);
+  return geometry;
+}
+
+}  // namespace kiln::nn

@@ -1,0 +1,51 @@
+// Operand checks and small shape helpers shared by the neural-network op family.
+#include "ir/ops/nn_kernel_util.h"
+
+#include "ir/ops/op_helpers.h"
+
+namespace kiln::nn {
+
+void require_operand_dtype(const Node& node, size_t index, bool (*accepts)(DType),
+                           const std::string& role, const std::string& expected) {
+  const DType dtype = operand_type(node, index).dtype;
+  if (!accepts(dtype)) {
+    throw InputError("operand " + std::to_string(index) + " (" + role + ") must be " + expected +
+                     ", got " + std::string(dtype_name(dtype)));
+  }
+}
+
+void require_operand_rank(const Node& node, size_t index, int64_t rank, const std::string& role) {
+  const TensorType& type = operand_type(node, index);
+  if (type.rank() != rank) {
+    throw InputError("operand " + std::to_string(index) + " (" + role + ") must have rank " +
+                     std::to_string(rank) + ", got " + type_to_string(type));
+  }
+}
+
+std::vector<int64_t> ints_attr_or_fill(const Node& node, const std::string& name, size_t count,
+                                       int64_t fill) {
+  std::vector<int64_t> values = node.ints_attr(name);
+  if (values.empty()) return std::vector<int64_t>(count, fill);
+  if (values.size() != count) {
+    throw InputError("attribute '" + name + "' has " + std::to_string(values.size()) +
+                     " values, expected " + std::to_string(count));
+  }
+  return values;
+}
+
+bool broadcasts_to(const Shape& from, const Shape& to) {
+  if (from.size() > to.size()) return false;
+  const size_t offset = to.size() - from.size();
+  for (size_t d = 0; d < from.size(); ++d) {
+    if (from[d] != 1 && from[d] != to[d + offset]) return false;
+  }
+  return true;
+}
+
+int64_t product(const Shape& shape, size_t begin, size_t end) {
+  int64_t result = 1;
+  for (size_t i = begin; i < end && i < shape.size(); ++i) result *= shape[i];
+  return result;
+}
+
+}  // namespace kiln::nn

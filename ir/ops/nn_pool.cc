@@ -1,0 +1,303 @@
+// The pooling ops: global_average_pool, global_max_pool, average_pool, max_pool, and
+// max_pool_with_indices (max_pool plus ONNX MaxPool's optional Indices output). Converters
+// resolve auto_pad into explicit pads. Output sizes follow ONNX (and PyTorch): with ceil_mode a
+// window that would start beyond the input and its begin padding is dropped.
+#include <cmath>
+#include <limits>
+
+#include "ir/ops/nn_kernel_util.h"
+#include "ir/ops/nn_ops.h"
+#include "ir/ops/op_helpers.h"
+
+namespace kiln {
+namespace {
+
+using nn::read_values;
+using nn::write_values;
+
+bool is_max_pool_dtype(DType dtype) {
+  return is_float(dtype) || dtype == DType::kI8 || dtype == DType::kU8;
+}
+
+void check_pool_input(const Node& node) {
+  const bool is_max = node.op().starts_with("max") || node.op() == "global_max_pool";
+  if (is_max) {
+    nn::require_operand_dtype(node, 0, is_max_pool_dtype, "X", "a float, i8 or u8 tensor");
+  } else {
+    nn::require_operand_dtype(node, 0, nn::is_float_dtype, "X", "a float tensor");
+  }
+  const Shape& x = operand_type(node, 0).shape;
+  if (x.size() < 3) {
+    throw InputError("X must be [N,C,D1,...] with at least one spatial dim, got [" +
+                     shape_to_string(x) + "]");
+  }
+}
+
+// ---- global pools -----------------------------------------------------------------------------
+
+std::vector<TensorType> infer_global_pool(const Node& node) {
+  check_pool_input(node);
+  TensorType type = operand_type(node, 0);
+  std::fill(type.shape.begin() + 2, type.shape.end(), 1);
+  return {type};
+}
+
+template <class T>
+void run_global_pool(const Tensor& input, Tensor& output, bool max) {
+  const std::vector<T> x = read_values<T>(input);
+  const int64_t planes = input.shape()[0] * input.shape()[1];
+  const int64_t size = nn::product(input.shape(), 2, input.shape().size());
+  std::vector<T> y(static_cast<size_t>(planes));
+  for (int64_t p = 0; p < planes; ++p) {
+    const T* values = x.data() + p * size;
+    T result = max ? -std::numeric_limits<T>::infinity() : T{};
+    for (int64_t i = 0; i < size; ++i)
+      result = max ? std::max(result, values[i]) : result + values[i];
+    y[p] = max ? result : result / static_cast<T>(size);
+  }
+  write_values(output, y);
+}
+
+void global_pool_reference(const Node& node, std::span<const Tensor* const> inputs,
+                           std::span<Tensor> outputs) {
+  const bool max = node.op() == "global_max_pool";
+  // f64 in double; the other floats, and the i8/u8 global_max_pool accepts, exactly in float.
+  if (outputs[0].dtype() == DType::kF64) {
+    run_global_pool<double>(*inputs[0], outputs[0], max);
+  } else {
+    run_global_pool<float>(*inputs[0], outputs[0], max);
+  }
+}
+
+// ---- windowed pools ---------------------------------------------------------------------------
+
+struct PoolGeometry {
+  int64_t planes = 0;  // N·C
+  Shape in_spatial, out_spatial, kernel;
+  std::vector<int64_t> strides, dilations, pads_begin, pads_end;
+};
+
+PoolGeometry pool_geometry(const Node& node) {
+  check_pool_input(node);
+  const Shape& x = operand_type(node, 0).shape;
+  const size_t spatial = x.size() - 2;
+  PoolGeometry geometry;
+  geometry.planes = x[0] * x[1];
+  geometry.in_spatial.assign(x.begin() + 2, x.end());
+  geometry.kernel = node.ints_attr("kernel_shape");
+  if (geometry.kernel.size() != spatial) {
+    throw InputError("attribute 'kernel_shape' has " + std::to_string(geometry.kernel.size()) +
+                     " values for " + std::to_string(spatial) + " spatial dims");
+  }
+  geometry.strides = nn::ints_attr_or_fill(node, "strides", spatial, 1);
+  geometry.dilations = nn::ints_attr_or_fill(node, "dilations", spatial, 1);
+  const std::vector<int64_t> pads = nn::ints_attr_or_fill(node, "pads", 2 * spatial, 0);
+  geometry.pads_begin.assign(pads.begin(), pads.begin() + spatial);
+  geometry.pads_end.assign(pads.begin() + spatial, pads.end());
+  const bool ceil_mode = node.int_attr("ceil_mode") != 0;
+  for (size_t d = 0; d < spatial; ++d) {
+    if (geometry.kernel[d] < 1 || geometry.strides[d] < 1 || geometry.dilations[d] < 1) {
+      throw InputError("attributes 'kernel_shape', 'strides' and 'dilations' must be positive");
+    }
+    if (geometry.pads_begin[d] < 0 || geometry.pads_end[d] < 0) {
+      throw InputError("attribute 'pads' must not be negative");
+    }
+    const int64_t window = (geometry.kernel[d] - 1) * geometry.dilations[d] + 1;
+    const int64_t span =
+        geometry.in_spatial[d] + geometry.pads_begin[d] + geometry.pads_end[d] - window;
+    if (span < 0) {
+      throw InputError("kernel extent " + std::to_string(window) +
+                       " exceeds the padded input in spatial dim " + std::to_string(d));
+    }
+    int64_t size = (ceil_mode ? (span + geometry.strides[d] - 1) : span) / geometry.strides[d] + 1;
+    if (ceil_mode &&
+        (size - 1) * geometry.strides[d] >= geometry.in_spatial[d] + geometry.pads_begin[d]) {
+      --size;
+    }
+    geometry.out_spatial.push_back(size);
+  }
+  return geometry;
+}
+
+std::vector<TensorType> infer_pool(const Node& node) {
+  const PoolGeometry geometry = pool_geometry(node);
+  TensorType type = operand_type(node, 0);
+  std::copy(geometry.out_spatial.begin(), geometry.out_spatial.end(), type.shape.begin() + 2);
+  if (node.info().num_results == 2) return {type, {DType::kI64, type.shape}};
+  return {type};
+}
+
+// One window: the flat offsets (within a plane) of its taps that fall inside the input, and
+// how many of its taps fall inside the explicitly padded input.
+struct Window {
+  std::vector<int64_t> offsets;
+  std::vector<std::vector<int64_t>> coordinates;  // spatial coordinates of each offset
+  int64_t padded_count = 0;
+};
+
+void collect_window(const PoolGeometry& geometry, const std::vector<int64_t>& out_index,
+                    Window& window) {
+  const size_t rank = geometry.kernel.size();
+  window.offsets.clear();
+  window.coordinates.clear();
+  window.padded_count = 0;
+  std::vector<int64_t> k(rank, 0), coordinate(rank);
+  const int64_t taps = num_elements(geometry.kernel);
+  for (int64_t tap = 0; tap < taps; ++tap) {
+    bool inside = true, in_padded = true;
+    int64_t offset = 0;
+    for (size_t d = 0; d < rank; ++d) {
+      const int64_t t = out_index[d] * geometry.strides[d] - geometry.pads_begin[d] +
+                        k[d] * geometry.dilations[d];
+      coordinate[d] = t;
+      inside = inside && t >= 0 && t < geometry.in_spatial[d];
+      in_padded = in_padded && t < geometry.in_spatial[d] + geometry.pads_end[d];
+      offset = offset * geometry.in_spatial[d] + t;
+    }
+    if (in_padded) ++window.padded_count;
+    if (inside) {
+      window.offsets.push_back(offset);
+      window.coordinates.push_back(coordinate);
+    }
+    for (int64_t d = static_cast<int64_t>(rank) - 1; d >= 0; --d) {
+      if (++k[d] < geometry.kernel[d]) break;
+      k[d] = 0;
+    }
+  }
+}
+
+// Flat offset of a spatial coordinate in column-major order (MaxPool storage_order=1).
+int64_t column_major_offset(const std::vector<int64_t>& coordinate, const Shape& spatial) {
+  int64_t offset = 0, stride = 1;
+  for (size_t d = 0; d < spatial.size(); ++d) {
+    offset += coordinate[d] * stride;
+    stride *= spatial[d];
+  }
+  return offset;
+}
+
+// Calls visit(plane, output position, window) for every output element, in order.
+template <class Visit>
+void for_each_window(const PoolGeometry& geometry, Visit&& visit) {
+  const int64_t positions = num_elements(geometry.out_spatial);
+  const size_t rank = geometry.kernel.size();
+  // Windows are the same in every plane: collect them once.
+  std::vector<Window> windows(static_cast<size_t>(positions));
+  std::vector<int64_t> index(rank, 0);
+  for (int64_t position = 0; position < positions; ++position) {
+    collect_window(geometry, index, windows[position]);
+    for (int64_t d = static_cast<int64_t>(rank) - 1; d >= 0; --d) {
+      if (++index[d] < geometry.out_spatial[d]) break;
+      index[d] = 0;
+    }
+  }
+  for (int64_t plane = 0; plane < geometry.planes; ++plane) {
+    for (int64_t position = 0; position < positions; ++position) {
+      visit(plane, position, windows[position]);
+    }
+  }
+}
+
+template <class T>
+void run_average_pool(const Node& node, const Tensor& input, Tensor& output) {
+  const PoolGeometry geometry = pool_geometry(node);
+  const bool count_pad = node.int_attr("count_include_pad") != 0;
+  const int64_t in_size = num_elements(geometry.in_spatial);
+  const int64_t out_size = num_elements(geometry.out_spatial);
+  const std::vector<T> x = read_values<T>(input);
+  std::vector<T> y(static_cast<size_t>(geometry.planes * out_size));
+  for_each_window(geometry, [&](int64_t plane, int64_t position, const Window& window) {
+    const T* values = x.data() + plane * in_size;
+    T sum{};
+    for (int64_t offset : window.offsets) sum += values[offset];
+    const int64_t count =
+        count_pad ? window.padded_count : static_cast<int64_t>(window.offsets.size());
+    y[plane * out_size + position] = sum / static_cast<T>(count);
+  });
+  write_values(output, y);
+}
+
+void average_pool_reference(const Node& node, std::span<const Tensor* const> inputs,
+                            std::span<Tensor> outputs) {
+  nn::visit_float_compute_type(outputs[0].dtype(), [&](auto tag) {
+    run_average_pool<decltype(tag)>(node, *inputs[0], outputs[0]);
+  });
+}
+
+// Max over each window; a window with no tap inside the input yields 0 and index -1.
+template <class T>
+void run_max_pool(const Node& node, const Tensor& input, std::span<Tensor> outputs) {
+  const PoolGeometry geometry = pool_geometry(node);
+  const bool column_major = node.int_attr("storage_order") != 0;
+  const int64_t in_size = num_elements(geometry.in_spatial);
+  const int64_t out_size = num_elements(geometry.out_spatial);
+  const std::vector<T> x = read_values<T>(input);
+  std::vector<T> y(static_cast<size_t>(geometry.planes * out_size), T{});
+  std::vector<int64_t> indices(y.size(), -1);
+  for_each_window(geometry, [&](int64_t plane, int64_t position, const Window& window) {
+    const T* values = x.data() + plane * in_size;
+    int64_t best = -1;
+    for (size_t i = 0; i < window.offsets.size(); ++i) {
+      if (best < 0 || values[window.offsets[i]] > values[window.offsets[best]]) {
+        best = static_cast<int64_t>(i);
+      }
+    }
+    if (best < 0) return;
+    const int64_t out = plane * out_size + position;
+    y[out] = values[window.offsets[best]];
+    const int64_t within = column_major
+                               ? column_major_offset(window.coordinates[best], geometry.in_spatial)
+                               : window.offsets[best];
+    indices[out] = plane * in_size + within;
+  });
+  write_values(outputs[0], y);
+  if (outputs.size() == 2) write_values(outputs[1], indices);
+}
+
+void max_pool_reference(const Node& node, std::span<const Tensor* const> inputs,
+                        std::span<Tensor> outputs) {
+  nn::visit_compute_type(outputs[0].dtype(),
+                         [&](auto tag) { run_max_pool<decltype(tag)>(node, *inputs[0], outputs); });
+}
+
+std::vector<AttrSpec> window_attrs() {
+  return {{"kernel_shape", AttrKind::kInts, std::nullopt},
+          {"strides", AttrKind::kInts, Attribute(std::vector<int64_t>{})},
+          {"pads", AttrKind::kInts, Attribute(std::vector<int64_t>{})},
+          {"dilations", AttrKind::kInts, Attribute(std::vector<int64_t>{})},
+          {"ceil_mode", AttrKind::kInt, Attribute(0)}};
+}
+
+}  // namespace
+
+void register_nn_pool_ops(OpRegistry& registry) {
+  for (const char* name : {"global_average_pool", "global_max_pool"}) {
+    registry.add({.name = name,
+                  .category = OpCategory::kReduction,
+                  .attrs = {},
+                  .infer = infer_global_pool,
+                  .reference = global_pool_reference});
+  }
+  std::vector<AttrSpec> average_attrs = window_attrs();
+  average_attrs.push_back({"count_include_pad", AttrKind::kInt, Attribute(0)});
+  registry.add({.name = "average_pool",
+                .category = OpCategory::kReduction,
+                .attrs = average_attrs,
+                .infer = infer_pool,
+                .reference = average_pool_reference});
+  std::vector<AttrSpec> max_attrs = window_attrs();
+  max_attrs.push_back({"storage_order", AttrKind::kInt, Attribute(0)});
+  registry.add({.name = "max_pool",
+                .category = OpCategory::kReduction,
+                .attrs = max_attrs,
+                .infer = infer_pool,
+                .reference = max_pool_reference});
+  registry.add({.name = "max_pool_with_indices",
+                .category = OpCategory::kReduction,
+                .attrs = max_attrs,
+                .num_results = 2,
+                .infer = infer_pool,
+                .reference = max_pool_reference});
+}
+
+}  // namespace kiln

@@ -1,0 +1,71 @@
+// softmax and log_softmax (ONNX opset 13 semantics: one axis, default -1), computed per slice
+// along the axis with the maximum subtracted first for stability.
+#include <cmath>
+
+#include "ir/ops/nn_kernel_util.h"
+#include "ir/ops/nn_ops.h"
+#include "ir/ops/op_helpers.h"
+
+namespace kiln {
+namespace {
+
+std::vector<TensorType> infer_softmax(const Node& node) {
+  nn::require_operand_dtype(node, 0, nn::is_float_dtype, "input", "a float tensor");
+  normalize_axis(node.int_attr("axis"), operand_type(node, 0).rank());
+  return {operand_type(node, 0)};
+}
+
+// Writes softmax (or log-softmax) of the `count` values at `values` with stride `stride`.
+template <class T>
+void softmax_slice(const T* values, T* result, int64_t count, int64_t stride, bool log) {
+  T max = values[0];
+  for (int64_t i = 1; i < count; ++i) max = std::max(max, values[i * stride]);
+  T sum{};
+  for (int64_t i = 0; i < count; ++i) sum += std::exp(values[i * stride] - max);
+  const T log_sum = std::log(sum);
+  for (int64_t i = 0; i < count; ++i) {
+    const T shifted = values[i * stride] - max;
+    result[i * stride] = log ? shifted - log_sum : std::exp(shifted) / sum;
+  }
+}
+
+template <class T>
+void run_softmax(const Node& node, const Tensor& input, Tensor& output, bool log) {
+  const Shape& shape = input.shape();
+  const int64_t axis = normalize_axis(node.int_attr("axis"), input.rank());
+  const int64_t outer = nn::product(shape, 0, axis);
+  const int64_t count = shape[axis];
+  const int64_t inner = nn::product(shape, axis + 1, shape.size());
+  const std::vector<T> x = nn::read_values<T>(input);
+  std::vector<T> y(x.size());
+  if (count > 0) {
+    for (int64_t o = 0; o < outer; ++o) {
+      for (int64_t i = 0; i < inner; ++i) {
+        const int64_t start = o * count * inner + i;
+        softmax_slice(x.data() + start, y.data() + start, count, inner, log);
+      }
+    }
+  }
+  nn::write_values(output, y);
+}
+
+void softmax_reference(const Node& node, std::span<const Tensor* const> inputs,
+                       std::span<Tensor> outputs) {
+  nn::visit_float_compute_type(outputs[0].dtype(), [&](auto tag) {
+    run_softmax<decltype(tag)>(node, *inputs[0], outputs[0], node.op() == "log_softmax");
+  });
+}
+
+}  // namespace
+
+void register_nn_softmax_ops(OpRegistry& registry) {
+  for (const char* name : {"softmax", "log_softmax"}) {
+    registry.add({.name = name,
+                  .category = OpCategory::kReduction,
+                  .attrs = {{"axis", AttrKind::kInt, Attribute(-1)}},
+                  .infer = infer_softmax,
+                  .reference = softmax_reference});
+  }
+}
+
+}  // namespace kiln
