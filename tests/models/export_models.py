@@ -1,0 +1,190 @@
+#!/usr/bin/python3
+"""Exports the real-model test networks to ONNX (opset 17), with seeded random weights and inputs.
+
+Run with an interpreter that has PyTorch and torchvision (Debian's /usr/bin/python3):
+    /usr/bin/python3 tests/models/export_models.py WORK_DIR [MODEL...]
+
+For each MODEL (resnet50, mobilenetv2, bert; default: all) it writes
+    WORK_DIR/<model>.onnx
+    WORK_DIR/<model>/inputs/<input name>.npy
+Weights are random but seeded (torch.manual_seed). BatchNormalization nodes are kept (not folded
+into the convolutions) and their statistics are made non-trivial: gamma and beta are randomized,
+then the running mean and variance are measured on a few random batches, so activations stay in
+a realistic range through the deep networks. The BERT-style encoder is written here in torch.nn.
+"""
+import argparse
+import math
+import os
+import time
+
+import numpy as np
+import torch
+import torchvision
+from torch import nn
+
+OPSET = 17
+SEED = 1234
+
+
+# --- BERT-style encoder ---------------------------------------------------------------------
+
+class SelfAttention(nn.Module):
+    """Multi-head self-attention with explicit Q, K, V projections and an additive mask."""
+
+    def __init__(self, hidden, heads):
+        super().__init__()
+        self.heads = heads
+        self.head_size = hidden // heads
+        self.query = nn.Linear(hidden, hidden)
+        self.key = nn.Linear(hidden, hidden)
+        self.value = nn.Linear(hidden, hidden)
+        self.output = nn.Linear(hidden, hidden)
+
+    def split_heads(self, x):
+        # [batch, seq, hidden] -> [batch, heads, seq, head_size]
+        new_shape = x.size()[:-1] + (self.heads, self.head_size)
+        return x.view(new_shape).permute(0, 2, 1, 3)
+
+    def forward(self, hidden_states, additive_mask):
+        q = self.split_heads(self.query(hidden_states))
+        k = self.split_heads(self.key(hidden_states))
+        v = self.split_heads(self.value(hidden_states))
+        scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(self.head_size)
+        probabilities = torch.softmax(scores + additive_mask, dim=-1)
+        context = torch.matmul(probabilities, v).permute(0, 2, 1, 3).contiguous()
+        context = context.view(context.size()[:-2] + (self.heads * self.head_size,))
+        return self.output(context)
+
+
+class EncoderLayer(nn.Module):
+    """Post-LayerNorm transformer layer: attention and a GELU feed-forward, each with residual."""
+
+    def __init__(self, hidden, heads, intermediate):
+        super().__init__()
+        self.attention = SelfAttention(hidden, heads)
+        self.attention_norm = nn.LayerNorm(hidden, eps=1e-12)
+        self.feed_forward = nn.Sequential(
+            nn.Linear(hidden, intermediate), nn.GELU(), nn.Linear(intermediate, hidden))
+        self.output_norm = nn.LayerNorm(hidden, eps=1e-12)
+
+    def forward(self, hidden_states, additive_mask):
+        hidden_states = self.attention_norm(
+            hidden_states + self.attention(hidden_states, additive_mask))
+        return self.output_norm(hidden_states + self.feed_forward(hidden_states))
+
+
+class BertEncoder(nn.Module):
+    """Embeddings (token + position + token type), LayerNorm, encoder layers and a tanh pooler."""
+
+    def __init__(self, vocab=1000, hidden=256, heads=4, intermediate=1024, layers=2,
+                 max_positions=128, token_types=2):
+        super().__init__()
+        self.token_embedding = nn.Embedding(vocab, hidden)
+        self.position_embedding = nn.Embedding(max_positions, hidden)
+        self.token_type_embedding = nn.Embedding(token_types, hidden)
+        self.embedding_norm = nn.LayerNorm(hidden, eps=1e-12)
+        self.register_buffer("position_ids", torch.arange(max_positions).unsqueeze(0))
+        self.register_buffer("token_type_ids", torch.zeros(1, max_positions, dtype=torch.long))
+        self.layers = nn.ModuleList(
+            [EncoderLayer(hidden, heads, intermediate) for _ in range(layers)])
+        self.pooler = nn.Linear(hidden, hidden)
+        for module in self.modules():  # BERT's initialization: N(0, 0.02) weights.
+            if isinstance(module, (nn.Linear, nn.Embedding)):
+                nn.init.normal_(module.weight, std=0.02)
+
+    def forward(self, input_ids, attention_mask):
+        seq = input_ids.size(1)
+        embeddings = (self.token_embedding(input_ids)
+                      + self.position_embedding(self.position_ids[:, :seq])
+                      + self.token_type_embedding(self.token_type_ids[:, :seq]))
+        hidden_states = self.embedding_norm(embeddings)
+        # [batch, seq] of 0/1 -> [batch, 1, 1, seq] of 0 (attend) / -10000 (masked).
+        additive_mask = (1.0 - attention_mask[:, None, None, :].float()) * -10000.0
+        for layer in self.layers:
+            hidden_states = layer(hidden_states, additive_mask)
+        pooled = torch.tanh(self.pooler(hidden_states[:, 0]))
+        return hidden_states, pooled
+
+
+# --- Model table ----------------------------------------------------------------------------
+
+def randomize_batch_norms(model, calibration_batches):
+    """Random gamma/beta, then running statistics measured on the calibration batches."""
+    batch_norms = [m for m in model.modules() if isinstance(m, nn.BatchNorm2d)]
+    with torch.no_grad():
+        for bn in batch_norms:
+            bn.weight.uniform_(0.5, 1.5)
+            bn.bias.normal_(0.0, 0.1)
+            bn.reset_running_stats()
+            bn.momentum = None  # cumulative average over the calibration batches
+        model.train()
+        for batch in calibration_batches:
+            model(batch)
+    model.eval()
+
+
+def make_cnn(constructor):
+    def make():
+        model = constructor()
+        randomize_batch_norms(model, [torch.randn(8, 3, 224, 224) for _ in range(2)])
+        image = torch.randn(1, 3, 224, 224)
+        return model, {"input": image}, ["logits"]
+    return make
+
+
+def make_bert():
+    model = BertEncoder().eval()
+    seq = 64
+    input_ids = torch.randint(1, 1000, (1, seq), dtype=torch.long)
+    attention_mask = torch.ones(1, seq, dtype=torch.long)
+    attention_mask[:, seq - 13:] = 0  # the last 13 positions are padding
+    return (model, {"input_ids": input_ids, "attention_mask": attention_mask},
+            ["last_hidden_state", "pooler_output"])
+
+
+MODELS = {
+    "resnet50": make_cnn(torchvision.models.resnet50),
+    "mobilenetv2": make_cnn(torchvision.models.mobilenet_v2),
+    "bert": make_bert,
+}
+
+
+def export(name, work_dir):
+    torch.manual_seed(SEED)
+    model, inputs, output_names = MODELS[name]()
+    model.eval()
+    path = os.path.join(work_dir, f"{name}.onnx")
+    torch.onnx.export(
+        model, tuple(inputs.values()), path,
+        opset_version=OPSET,
+        input_names=list(inputs), output_names=output_names,
+        # PRESERVE (with the model in eval mode) keeps BatchNormalization nodes for kiln to fold.
+        training=torch.onnx.TrainingMode.PRESERVE,
+        do_constant_folding=False)
+    input_dir = os.path.join(work_dir, name, "inputs")
+    os.makedirs(input_dir, exist_ok=True)
+    for input_name, tensor in inputs.items():
+        np.save(os.path.join(input_dir, f"{input_name}.npy"), tensor.numpy())
+    return path
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("work_dir")
+    parser.add_argument("models", nargs="*", metavar="MODEL",
+                        help=f"one of {', '.join(MODELS)} (default: all)")
+    args = parser.parse_args()
+    unknown = [name for name in args.models if name not in MODELS]
+    if unknown:
+        parser.error(f"unknown model(s) {', '.join(unknown)}; known: {', '.join(MODELS)}")
+    torch.set_num_threads(1)  # results independent of the core count
+    os.makedirs(args.work_dir, exist_ok=True)
+    for name in args.models or list(MODELS):
+        start = time.time()
+        path = export(name, args.work_dir)
+        print(f"export {name}: {path} ({os.path.getsize(path) / 1e6:.1f} MB, "
+              f"{time.time() - start:.1f} s)", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,167 @@
+#!/usr/bin/env python3
+"""One real-model test: export with PyTorch, reference with onnxruntime, run kiln, compare.
+
+Run with the interpreter that has the pip packages onnxruntime and numpy (ctest does this):
+    python3 tests/models/run_model_test.py --kiln build/bin/kiln --work-dir DIR \
+        --torch-python /usr/bin/python3 MODEL [--atol 1e-4] [--rtol 1e-3]
+
+Steps, each timed:
+  1. export: `TORCH_PYTHON export_models.py DIR MODEL`, skipped when DIR/<model>.onnx was made
+     by the current export_models.py (a stamp file holds the script's hash);
+  2. reference: reference_outputs.py (onnxruntime, optimizations off), skipped when its expected
+     outputs are newer than the model;
+  3. kiln: `kiln run DIR/<model>.onnx --device cpu --input NAME=FILE.npy... --output-dir
+     DIR/<model>/got --expect DIR/<model>/expected --atol A --rtol R`;
+  4. an independent comparison of got/ against expected/ with the same rule,
+     |got - want| <= atol + rtol * |want|, so a kiln that writes nothing cannot pass.
+Exit status: 0 pass, 1 mismatch or a failed step.
+"""
+import argparse
+import glob
+import hashlib
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+SCRIPT_DIR = os.path.dirname(os.path.abspath(__file__))
+EXPORT_SCRIPT = os.path.join(SCRIPT_DIR, "export_models.py")
+REFERENCE_SCRIPT = os.path.join(SCRIPT_DIR, "reference_outputs.py")
+
+
+class StepFailed(Exception):
+    pass
+
+
+def run_command(command):
+    """Runs a command, echoing it and its output; returns (wall seconds, exit status)."""
+    print(f"$ {' '.join(command)}", flush=True)
+    start = time.time()
+    result = subprocess.run(command)
+    return time.time() - start, result.returncode
+
+
+def run_step(title, command):
+    """Runs a command that must succeed; returns its wall time in seconds."""
+    seconds, status = run_command(command)
+    if status != 0:
+        raise StepFailed(f"{title} failed (exit status {status})")
+    return seconds
+
+
+def file_hash(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def export_if_needed(args, model_path, model_dir):
+    stamp_path = os.path.join(model_dir, "export.stamp")
+    wanted = file_hash(EXPORT_SCRIPT)
+    if os.path.exists(model_path) and os.path.exists(stamp_path):
+        with open(stamp_path) as f:
+            if f.read().strip() == wanted:
+                print(f"export: cached {model_path}")
+                return None
+    probe = subprocess.run([args.torch_python, "-c", "import torch, torchvision"],
+                           capture_output=True, text=True) if os.path.exists(
+                               args.torch_python) else None
+    if probe is None or probe.returncode != 0:
+        raise StepFailed(
+            f"export needs PyTorch and torchvision, but '{args.torch_python}' cannot import them "
+            "(Debian: apt-get install python3-torch python3-torchvision; or configure with "
+            "-DKILN_TORCH_PYTHON=/path/to/python)")
+    seconds = run_step("export", [args.torch_python, EXPORT_SCRIPT, args.work_dir, args.model])
+    with open(stamp_path, "w") as f:
+        f.write(wanted + "\n")
+    return seconds
+
+
+def reference_if_needed(args, model_path, model_dir):
+    expected = glob.glob(os.path.join(model_dir, "expected", "*.npy"))
+    if expected and min(os.path.getmtime(p) for p in expected) > os.path.getmtime(model_path):
+        print(f"reference: cached {os.path.dirname(expected[0])}")
+        return None
+    return run_step("onnxruntime reference",
+                    [sys.executable, REFERENCE_SCRIPT, args.work_dir, args.model])
+
+
+def compare_outputs(expected_dir, got_dir, atol, rtol):
+    """Prints max abs/rel error per output; returns True when every element is in tolerance."""
+    all_ok = True
+    for want_path in sorted(glob.glob(os.path.join(expected_dir, "*.npy"))):
+        name = os.path.basename(want_path)
+        got_path = os.path.join(got_dir, name)
+        if not os.path.exists(got_path):
+            print(f"  {name}: MISSING from {got_dir}")
+            all_ok = False
+            continue
+        want = np.load(want_path).astype(np.float64)
+        got = np.load(got_path).astype(np.float64)
+        if got.shape != want.shape:
+            print(f"  {name}: shape {list(got.shape)}, expected {list(want.shape)}")
+            all_ok = False
+            continue
+        error = np.abs(got - want)
+        bad = int(np.count_nonzero(~(error <= atol + rtol * np.abs(want))))
+        relative = error / np.maximum(np.abs(want), np.finfo(np.float32).tiny)
+        # Largest error as a fraction of its element's allowance: < 1 passes, shows headroom.
+        budget_used = error / (atol + rtol * np.abs(want))
+        worst = np.unravel_index(np.argmax(error), error.shape) if error.size else ()
+        print(f"  {name}: max abs error {error.max(initial=0):.3g}"
+              f"{f' at {list(map(int, worst))}' if error.size else ''}, "
+              f"max rel error {relative.max(initial=0):.3g}, "
+              f"max error/tolerance {budget_used.max(initial=0):.3g}, "
+              f"{bad}/{want.size} elements out of tolerance")
+        all_ok = all_ok and bad == 0
+    return all_ok
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("model")
+    parser.add_argument("--kiln", required=True, help="the kiln binary")
+    parser.add_argument("--work-dir", required=True, help="where models and data are cached")
+    parser.add_argument("--torch-python", default="/usr/bin/python3",
+                        help="an interpreter with torch and torchvision, for the export")
+    parser.add_argument("--atol", type=float, default=1e-4)
+    parser.add_argument("--rtol", type=float, default=1e-3)
+    args = parser.parse_args()
+
+    model_path = os.path.join(args.work_dir, f"{args.model}.onnx")
+    model_dir = os.path.join(args.work_dir, args.model)
+    got_dir = os.path.join(model_dir, "got")
+    expected_dir = os.path.join(model_dir, "expected")
+    os.makedirs(model_dir, exist_ok=True)
+    timings = {}
+    try:
+        timings["export"] = export_if_needed(args, model_path, model_dir)
+        timings["onnxruntime"] = reference_if_needed(args, model_path, model_dir)
+        for stale in glob.glob(os.path.join(got_dir, "*.npy")):
+            os.remove(stale)
+        command = [args.kiln, "run", model_path, "--device", "cpu"]
+        for input_path in sorted(glob.glob(os.path.join(model_dir, "inputs", "*.npy"))):
+            input_name = os.path.splitext(os.path.basename(input_path))[0]
+            command += ["--input", f"{input_name}={input_path}"]
+        command += ["--output-dir", got_dir, "--expect", expected_dir,
+                    "--atol", str(args.atol), "--rtol", str(args.rtol)]
+        timings["kiln"], kiln_status = run_command(command)
+        if kiln_status != 0:
+            print(f"kiln run failed (exit status {kiln_status})")
+        print(f"comparison (atol {args.atol:g}, rtol {args.rtol:g}):")
+        outputs_ok = compare_outputs(expected_dir, got_dir, args.atol, args.rtol)
+    except StepFailed as failure:
+        print(f"FAIL {args.model}: {failure}")
+        return 1
+    print("timings: " + ", ".join(f"{step} {seconds:.2f} s" for step, seconds in timings.items()
+                                  if seconds is not None))
+    if kiln_status == 0 and outputs_ok:
+        print(f"PASS {args.model}")
+        return 0
+    print(f"FAIL {args.model}")
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
