@@ -11,9 +11,10 @@ namespace kiln::onnx_import {
 
 // Conv, ConvTranspose.
 void register_conv_converters(ConverterTable& table);
-// Gemm, MatMul.
+// Gemm, MatMul, Einsum.
 void register_matmul_converters(ConverterTable& table);
-// BatchNormalization, InstanceNormalization, LayerNormalization, Softmax, LogSoftmax.
+// BatchNormalization, InstanceNormalization, LayerNormalization, GroupNormalization,
+// MeanVarianceNormalization, LRN, Softmax, LogSoftmax, Hardmax.
 void register_norm_converters(ConverterTable& table);
 // ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd, ReduceL1, ReduceL2, ReduceSumSquare,
 // ReduceLogSum, ReduceLogSumExp, ArgMax, ArgMin.

@@ -1,4 +1,4 @@
-// ONNX Gemm and MatMul -> kiln gemm / matmul (same attributes and semantics).
+// ONNX Gemm, MatMul and Einsum -> kiln gemm / matmul / einsum (same attributes and semantics).
 #include "frontend/converters/nn_converters.h"
 
 namespace kiln::onnx_import {
@@ -18,9 +18,16 @@ std::vector<Value*> convert_matmul(NodeImporter& node) {
   return {node.emit1("matmul", {node.input(0), node.input(1)})};
 }
 
+std::vector<Value*> convert_einsum(NodeImporter& node) {
+  std::vector<Value*> operands;
+  for (size_t i = 0; i < node.num_inputs(); ++i) operands.push_back(node.input(i));
+  return {node.emit1("einsum", operands, {{"equation", node.attr_string("equation")}})};
+}
+
 }  // namespace
 
 void register_matmul_converters(ConverterTable& table) {
+  table.add("Einsum", 13, convert_einsum);
   table.add("Gemm", 13, convert_gemm);
   table.add("MatMul", 13, convert_matmul);
 }

@@ -1,6 +1,7 @@
 // ONNX normalization and softmax converters: BatchNormalization (inference only),
 // InstanceNormalization, LayerNormalization (with its optional Mean/InvStdDev outputs),
-// Softmax and LogSoftmax (opset 13: one axis).
+// GroupNormalization (opset 21: per-channel scale and bias), MeanVarianceNormalization, LRN,
+// and Softmax, LogSoftmax and Hardmax (opset 13: one axis).
 #include "frontend/converters/nn_converters.h"
 
 namespace kiln::onnx_import {
@@ -58,8 +59,39 @@ std::vector<Value*> convert_layer_normalization(NodeImporter& node) {
   return results;
 }
 
+std::vector<Value*> convert_group_normalization(NodeImporter& node) {
+  return {node.emit1("group_normalization", {node.input(0), node.input(1), node.input(2)},
+                     {{"num_groups", node.attr_int("num_groups")},
+                      {"epsilon", node.attr_float("epsilon", 1e-5)},
+                      {"stash_type", stash_dtype(node)}})};
+}
+
+std::vector<Value*> convert_mean_variance_normalization(NodeImporter& node) {
+  std::vector<int64_t> axes = node.attr_ints("axes", std::vector<int64_t>{0, 2, 3});
+  const int64_t rank = node.input(0)->type().rank();
+  for (int64_t& axis : axes) {
+    if (axis < -rank || axis >= rank) {
+      node.fail("attribute 'axes' has axis " + std::to_string(axis) + " outside rank " +
+                std::to_string(rank));
+    }
+    if (axis < 0) axis += rank;
+  }
+  return {node.emit1("mean_variance_normalization", {node.input(0)}, {{"axes", axes}})};
+}
+
+std::vector<Value*> convert_lrn(NodeImporter& node) {
+  return {node.emit1("lrn", {node.input(0)},
+                     {{"alpha", node.attr_float("alpha", 1e-4)},
+                      {"beta", node.attr_float("beta", 0.75)},
+                      {"bias", node.attr_float("bias", 1.0)},
+                      {"size", node.attr_int("size")}})};
+}
+
+// Softmax, LogSoftmax and Hardmax.
 std::vector<Value*> convert_softmax(NodeImporter& node) {
-  const std::string op = node.op_type() == "Softmax" ? "softmax" : "log_softmax";
+  const std::string op = node.op_type() == "Softmax"      ? "softmax"
+                         : node.op_type() == "LogSoftmax" ? "log_softmax"
+                                                          : "hardmax";
   return {node.emit1(op, {node.input(0)}, {{"axis", node.attr_int("axis", -1)}})};
 }
 
@@ -73,6 +105,10 @@ void register_norm_converters(ConverterTable& table) {
   table.add("LayerNormalization", 17, convert_layer_normalization);
   table.add("Softmax", 13, convert_softmax);
   table.add("LogSoftmax", 13, convert_softmax);
+  table.add("Hardmax", 13, convert_softmax);
+  table.add("GroupNormalization", 21, convert_group_normalization);
+  table.add("MeanVarianceNormalization", 13, convert_mean_variance_normalization);
+  table.add("LRN", 13, convert_lrn);
 }
 
 }  // namespace kiln::onnx_import

@@ -1,6 +1,7 @@
 // Broadcasting elementwise ops: arithmetic (add, sub, mul, div, mod, pow, prelu), the variadic
-// max/min/sum/mean, comparisons, boolean logic and where. Operands broadcast numpy-style;
-// integer arithmetic wraps like two's complement, and integer division by zero gives 0.
+// max/min/sum/mean, comparisons, boolean logic, bitwise logic and shifts, and where. Operands
+// broadcast numpy-style; integer arithmetic wraps like two's complement, and integer division by
+// zero gives 0.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -204,6 +205,33 @@ void prelu_kernel(const Node& node, std::span<const Tensor* const> inputs,
   });
 }
 
+// ---- bit_shift: shifts x left or right by y bits (direction "LEFT" or "RIGHT") ----------------
+// Computed in int64_t and truncated to the operand's width on store, which gives BitShift-28's
+// results for every width kiln has: bits moved past the width vanish, a right shift of a signed
+// value extends its sign, and a shift by a negative amount or by the full width or more gives
+// -1 for a right shift of a negative value and 0 otherwise.
+std::vector<TensorType> infer_bit_shift(const Node& node) {
+  const std::string& direction = node.string_attr("direction");
+  if (direction != "LEFT" && direction != "RIGHT") {
+    throw InputError("attribute 'direction' must be \"LEFT\" or \"RIGHT\", got \"" + direction +
+                     "\"");
+  }
+  return infer_broadcast<kIntTypes>(node);
+}
+
+int64_t shift_bits(int64_t x, int64_t amount, bool left) {
+  if (amount < 0 || amount >= 64) return !left && x < 0 ? -1 : 0;
+  if (left) return static_cast<int64_t>(static_cast<uint64_t>(x) << amount);
+  return x >> amount;  // arithmetic for negative x (C++20)
+}
+
+void bit_shift_kernel(const Node& node, std::span<const Tensor* const> inputs,
+                      std::span<Tensor> outputs) {
+  const bool left = node.string_attr("direction") == "LEFT";
+  map_binary<int64_t, int64_t>(*inputs[0], *inputs[1], outputs[0],
+                               [&](int64_t x, int64_t y) { return shift_bits(x, y, left); });
+}
+
 // ---- where: picks x where the condition holds, else y; any dtype, copied bytewise ---------------
 std::vector<TensorType> infer_where(const Node& node) {
   require_dtype_in(node, 0, kBoolTypes);
@@ -265,6 +293,19 @@ void register_elementwise_binary_ops(OpRegistry& registry) {
   add(binary_op<kBoolTypes>("and", [](auto a, auto b) { return a != 0 && b != 0; }));
   add(binary_op<kBoolTypes>("or", [](auto a, auto b) { return a != 0 || b != 0; }));
   add(binary_op<kBoolTypes>("xor", [](auto a, auto b) { return (a != 0) != (b != 0); }));
+
+  // Bitwise logic on integers.
+  add(binary_op<kIntTypes>("bitwise_and", [](auto a, auto b) { return a & b; }));
+  add(binary_op<kIntTypes>("bitwise_or", [](auto a, auto b) { return a | b; }));
+  add(binary_op<kIntTypes>("bitwise_xor", [](auto a, auto b) { return a ^ b; }));
+  add(OpInfo{"bit_shift",
+             OpCategory::kBroadcast,
+             {{"direction", AttrKind::kString, std::nullopt}},
+             2,
+             2,
+             1,
+             &infer_bit_shift,
+             &bit_shift_kernel});
 
   add(OpInfo{"where", OpCategory::kBroadcast, {}, 3, 3, 1, &infer_where, &where_kernel});
 }

@@ -1,6 +1,6 @@
 // Unary elementwise ops: activations (relu, sigmoid, gelu, ...), float math (exp, log, sin, ...),
-// rounding, sign and clip, and the predicates is_nan, is_inf and not. Each op's math is one
-// generic lambda `(x, params)`, called with the compute type of the operand's dtype.
+// rounding, sign and clip, bitwise_not, and the predicates is_nan, is_inf and not. Each op's
+// math is one generic lambda `(x, params)`, called with the compute type of the operand's dtype.
 #include <algorithm>
 #include <cmath>
 #include <numbers>
@@ -10,23 +10,39 @@
 namespace kiln {
 namespace {
 
-// The float attributes unary math may use, read once per node in the compute type; an
-// attribute the op does not declare reads as zero.
+// The float attributes unary math may use, read once per node; an attribute the op does not
+// declare reads as zero. Most are in the compute type T; Shrink's lambd and bias stay real
+// (double) for integer T, since it computes x + bias in floating point and truncates the sum.
 template <class T>
 struct UnaryParams {
+  using Real = std::conditional_t<std::is_integral_v<T>, double, T>;
   T alpha{};
   T beta{};
   T gamma{};
   T min{};
   T max{};
+  Real lambd{};
+  Real bias{};
 };
 
 template <class T>
 UnaryParams<T> read_unary_params(const Node& node) {
+  using Real = typename UnaryParams<T>::Real;
+  const auto declared = [&](const char* name) { return node.info().find_attr(name) != nullptr; };
   const auto read = [&](const char* name) {
-    return node.info().find_attr(name) ? bound_from_double<T>(node.float_attr(name)) : T{};
+    return declared(name) ? bound_from_double<T>(node.float_attr(name)) : T{};
   };
-  return {read("alpha"), read("beta"), read("gamma"), read("min"), read("max")};
+  const auto read_real = [&](const char* name) {
+    return declared(name) ? static_cast<Real>(node.float_attr(name)) : Real{};
+  };
+  return {read("alpha"), read("beta"),       read("gamma"),    read("min"),
+          read("max"),   read_real("lambd"), read_real("bias")};
+}
+
+// log(1 + exp(x)), without overflow for large x.
+template <class T>
+T softplus(T x) {
+  return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
 }
 
 // Clamps to [lo, hi] as numpy.clip does: NaN stays NaN, and lo > hi gives hi.
@@ -144,10 +160,28 @@ void register_elementwise_unary_ops(OpRegistry& registry) {
     using T = decltype(x);
     return x * clamp_keep_nan(T(1.0 / 6) * x + T(0.5), T(0), T(1));  // hard_sigmoid(1/6, 1/2)
   }));
-  add(unary_op<kFloatTypes>("softplus", [](auto x, const auto&) {
-    // log(1 + exp(x)), without overflow for large x.
-    return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
-  }));
+  add(unary_op<kFloatTypes>("softplus", [](auto x, const auto&) { return softplus(x); }));
+  add(unary_op<kFloatTypes>(
+      "softsign", [](auto x, const auto&) { return x / (decltype(x)(1) + std::abs(x)); }));
+  add(unary_op<kFloatTypes>("mish",
+                            [](auto x, const auto&) { return x * std::tanh(softplus(x)); }));
+  add(unary_op<kFloatTypes>(
+      "celu",
+      // max(0, x) + min(0, alpha * (exp(x / alpha) - 1)), NaN kept.
+      [](auto x, const auto& p) { return x > 0 ? x : p.alpha * std::expm1(x / p.alpha); },
+      {float_attr("alpha", 1.0)}));
+  add(unary_op<kFloatTypes>("thresholded_relu",
+                            [](auto x, const auto& p) { return x > p.alpha ? x : decltype(x)(0); },
+                            {float_attr("alpha", 1.0)}));
+  // Integers compute x +- bias in double and truncate, as numpy's astype does.
+  add(unary_op<kNumericTypes>("shrink",
+                              [](auto x, const auto& p) {
+                                using T = decltype(x);
+                                return x < -p.lambd  ? static_cast<T>(x + p.bias)
+                                       : x > p.lambd ? static_cast<T>(x - p.bias)
+                                                     : T(0);
+                              },
+                              {float_attr("bias", 0.0), float_attr("lambd", 0.5)}));
   add(OpInfo{"gelu",
              OpCategory::kElementwise,
              {{"approximate", AttrKind::kString, "none"}},
@@ -165,6 +199,15 @@ void register_elementwise_unary_ops(OpRegistry& registry) {
   add(unary_op<kFloatTypes>("sqrt", [](auto x, const auto&) { return std::sqrt(x); }));
   add(unary_op<kFloatTypes>("sin", [](auto x, const auto&) { return std::sin(x); }));
   add(unary_op<kFloatTypes>("cos", [](auto x, const auto&) { return std::cos(x); }));
+  add(unary_op<kFloatTypes>("tan", [](auto x, const auto&) { return std::tan(x); }));
+  add(unary_op<kFloatTypes>("asin", [](auto x, const auto&) { return std::asin(x); }));
+  add(unary_op<kFloatTypes>("acos", [](auto x, const auto&) { return std::acos(x); }));
+  add(unary_op<kFloatTypes>("atan", [](auto x, const auto&) { return std::atan(x); }));
+  add(unary_op<kFloatTypes>("sinh", [](auto x, const auto&) { return std::sinh(x); }));
+  add(unary_op<kFloatTypes>("cosh", [](auto x, const auto&) { return std::cosh(x); }));
+  add(unary_op<kFloatTypes>("asinh", [](auto x, const auto&) { return std::asinh(x); }));
+  add(unary_op<kFloatTypes>("acosh", [](auto x, const auto&) { return std::acosh(x); }));
+  add(unary_op<kFloatTypes>("atanh", [](auto x, const auto&) { return std::atanh(x); }));
   add(unary_op<kFloatTypes>("reciprocal", [](auto x, const auto&) { return decltype(x)(1) / x; }));
 
   // Sign, magnitude and rounding.
@@ -203,6 +246,9 @@ void register_elementwise_unary_ops(OpRegistry& registry) {
              &infer_unary_predicate<kFloatTypes>,
              &is_inf_kernel});
   add(unary_predicate<kBoolTypes>("not", [](auto x, const auto&) { return x == 0; }));
+
+  // Bitwise (the store truncates to the operand's width).
+  add(unary_op<kIntTypes>("bitwise_not", [](auto x, const auto&) { return ~x; }));
 }
 
 }  // namespace kiln

@@ -1,5 +1,6 @@
-// softmax and log_softmax (ONNX opset 13 semantics: one axis, default -1), computed per slice
-// along the axis with the maximum subtracted first for stability.
+// softmax, log_softmax and hardmax (ONNX opset 13 semantics: one axis, default -1). Softmax is
+// computed per slice along the axis with the maximum subtracted first for stability; hardmax
+// marks the first maximum of each slice with 1.
 #include <cmath>
 
 #include "ir/ops/nn_kernel_util.h"
@@ -56,6 +57,39 @@ void softmax_reference(const Node& node, std::span<const Tensor* const> inputs,
   });
 }
 
+// 1 at the first maximum of each slice along the axis (a NaN counts as the maximum, as numpy's
+// argmax has it), 0 elsewhere.
+template <class T>
+void run_hardmax(const Node& node, const Tensor& input, Tensor& output) {
+  const Shape& shape = input.shape();
+  const int64_t axis = normalize_axis(node.int_attr("axis"), input.rank());
+  const int64_t outer = nn::product(shape, 0, axis);
+  const int64_t count = shape[axis];
+  const int64_t inner = nn::product(shape, axis + 1, shape.size());
+  const std::vector<T> x = nn::read_values<T>(input);
+  std::vector<T> y(x.size(), T{0});
+  if (count > 0) {
+    for (int64_t o = 0; o < outer; ++o) {
+      for (int64_t i = 0; i < inner; ++i) {
+        const T* values = x.data() + o * count * inner + i;
+        int64_t best = 0;
+        for (int64_t k = 1; k < count && !std::isnan(values[best * inner]); ++k) {
+          if (std::isnan(values[k * inner]) || values[k * inner] > values[best * inner]) best = k;
+        }
+        y[(o * count + best) * inner + i] = T{1};
+      }
+    }
+  }
+  nn::write_values(output, y);
+}
+
+void hardmax_reference(const Node& node, std::span<const Tensor* const> inputs,
+                       std::span<Tensor> outputs) {
+  nn::visit_float_compute_type(outputs[0].dtype(), [&](auto tag) {
+    run_hardmax<decltype(tag)>(node, *inputs[0], outputs[0]);
+  });
+}
+
 }  // namespace
 
 void register_nn_softmax_ops(OpRegistry& registry) {
@@ -66,6 +100,11 @@ void register_nn_softmax_ops(OpRegistry& registry) {
                   .infer = infer_softmax,
                   .reference = softmax_reference});
   }
+  registry.add({.name = "hardmax",
+                .category = OpCategory::kReduction,
+                .attrs = {{"axis", AttrKind::kInt, Attribute(-1)}},
+                .infer = infer_softmax,
+                .reference = hardmax_reference});
 }
 
 }  // namespace kiln
