@@ -9,4 +9,8 @@ namespace kiln {
 // Throws InputError describing the first problem, naming the node or value.
 void verify_graph(const Graph& graph);
 
+// The per-node part of verify_graph: operand count and attributes against the op table, and
+// result types equal to what the op's shape function infers. Throws InputError naming the node.
+void verify_node(const Node& node);
+
 }  // namespace kiln
