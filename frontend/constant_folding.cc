@@ -25,7 +25,7 @@ std::vector<Tensor> evaluate_node(const Node& node) {
   try {
     node.info().reference(node, inputs, outputs);
   } catch (const InputError& error) {
-    throw InputError(node.describe() + ": evaluating it at import failed: " + error.what());
+    error.rethrow_prefixed(node.describe() + ": evaluating it at import failed: ");
   }
   return outputs;
 }

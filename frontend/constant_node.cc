@@ -44,7 +44,7 @@ Tensor constant_node_value(const onnx::NodeProto& node, const std::string& node_
   try {
     return value_of(node.attribute(0), base_dir);
   } catch (const InputError& error) {
-    throw InputError(context + error.what());
+    error.rethrow_prefixed(context);
   }
 }
 

@@ -1,6 +1,8 @@
 // NodeImporter: one ONNX node's inputs, attributes and outputs as its converter sees them.
 #include "frontend/node_importer.h"
 
+#include <set>
+
 #include "frontend/import_session.h"
 #include "frontend/onnx_importer.h"
 #include "frontend/tensor_proto.h"
@@ -41,6 +43,23 @@ const AttributeProto* typed_attr(const NodeImporter& node, const onnx::NodeProto
   return attr;
 }
 
+// The first graph input (in depth-first order over operands) that `value` depends on. Called for
+// a value that is not constant, so at least one exists: import folds constant-only subgraphs.
+const Value* first_graph_input_feeding(const Value* value) {
+  std::vector<const Value*> pending = {value};
+  std::set<const Value*> seen;
+  while (!pending.empty()) {
+    const Value* current = pending.back();
+    pending.pop_back();
+    if (!seen.insert(current).second) continue;
+    if (current->kind() == Value::Kind::kInput) return current;
+    if (current->producer()) {
+      for (const Value* operand : current->producer()->operands()) pending.push_back(operand);
+    }
+  }
+  throw InternalError("a non-constant value depends on no graph input");
+}
+
 }  // namespace
 
 NodeImporter::NodeImporter(ImportSession& session, const onnx::NodeProto& proto, int opset,
@@ -72,7 +91,9 @@ const Tensor& NodeImporter::constant_input(size_t i, const std::string& what) co
   if (value->kind() == Value::Kind::kInput) {
     throw ConstantInputRequired(message + ", but it is a graph input; bind its value", name);
   }
-  throw InputError(message + ", but it is computed from graph inputs");
+  const Value* source = first_graph_input_feeding(value);
+  throw ConstantInputRequired(
+      message + ", but it is computed from graph input '" + source->name() + "'", source->name());
 }
 
 std::optional<Tensor> NodeImporter::optional_constant_input(size_t i,
@@ -130,6 +151,8 @@ Tensor NodeImporter::attr_tensor(const std::string& name) const {
   const AttributeProto* attr = typed_attr(*this, proto_, name, AttributeProto::TENSOR, false);
   try {
     return tensor_from_proto(attr->t(), session_.base_dir());
+  } catch (const UnsupportedError& error) {
+    unsupported("attribute '" + name + "': " + error.what());
   } catch (const InputError& error) {
     fail("attribute '" + name + "': " + error.what());
   }
@@ -150,6 +173,10 @@ Value* NodeImporter::constant(Tensor data) { return session_.graph().add_constan
 
 void NodeImporter::fail(const std::string& message) const {
   throw InputError("ONNX node '" + node_name_ + "' (" + op_type() + "): " + message);
+}
+
+void NodeImporter::unsupported(const std::string& message) const {
+  throw UnsupportedError("ONNX node '" + node_name_ + "' (" + op_type() + "): " + message);
 }
 
 }  // namespace kiln::onnx_import

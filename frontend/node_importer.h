@@ -36,8 +36,9 @@ class NodeImporter {
   bool has_input(size_t i) const { return i < inputs_.size() && inputs_[i] != nullptr; }
   // Throws InputError naming the node if the input is absent.
   Value* input(size_t i) const;
-  // The compile-time value of input i (a constant, folded at import, or bound by the user);
-  // throws InputError "node N: input i ('name') must be a compile-time constant (what)".
+  // The compile-time value of input i (a constant, folded at import, or bound by the user).
+  // Otherwise throws ConstantInputRequired "node N: input i ('name') must be a compile-time
+  // constant (what)", naming the graph input the value comes from.
   const Tensor& constant_input(size_t i, const std::string& what) const;
   // Like constant_input, nullopt when the input is absent.
   std::optional<Tensor> optional_constant_input(size_t i, const std::string& what) const;
@@ -67,6 +68,9 @@ class NodeImporter {
 
   // Throws InputError "ONNX node 'name' (Op_type): message".
   [[noreturn]] void fail(const std::string& message) const;
+  // The same, as an UnsupportedError: the node is valid ONNX that kiln does not support (an
+  // attribute value, a mode, a data type).
+  [[noreturn]] void unsupported(const std::string& message) const;
 
  private:
   ImportSession& session_;

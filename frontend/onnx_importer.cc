@@ -15,6 +15,7 @@
 // Every error names the file (or "<memory>"), and the node, input or tensor at fault.
 #include "frontend/onnx_importer.h"
 
+#include <algorithm>
 #include <limits>
 #include <set>
 #include <unordered_map>
@@ -31,8 +32,6 @@
 namespace kiln::onnx_import {
 namespace {
 
-constexpr int64_t kMinOpset = 13;
-constexpr int64_t kMaxOpset = 21;
 // opset_import (needed for opset 13 and up) exists since IR version 3.
 constexpr int64_t kMinIrVersion = 3;
 
@@ -99,14 +98,23 @@ void ModelImporter::check_versions() {
   }
   auto opset = opsets_.find("");
   if (opset == opsets_.end()) {
+    // A model of other domains' ops only: the unsupported-op report names them.
+    const auto& nodes = model_.graph().node();
+    if (std::none_of(nodes.begin(), nodes.end(), [](const onnx::NodeProto& node) {
+          return is_default_domain(node.domain());
+        })) {
+      return;
+    }
     throw InputError(
         "the model does not import the default ONNX opset (no opset_import entry "
         "for domain '' or 'ai.onnx')");
   }
-  if (opset->second < kMinOpset || opset->second > kMaxOpset) {
-    throw InputError("ONNX opset " + std::to_string(opset->second) +
-                     " is not supported (kiln supports opsets " + std::to_string(kMinOpset) +
-                     " to " + std::to_string(kMaxOpset) + ")");
+  // Whether each op is supported at this opset is decided per op (ConverterTable::find): kiln
+  // targets opsets 13 to 21 and also serves op versions that only changed type constraints.
+  if (opset->second > ConverterTable::newest_known_opset()) {
+    throw UnsupportedError("ONNX opset " + std::to_string(opset->second) +
+                           " is newer than kiln knows (up to " +
+                           std::to_string(ConverterTable::newest_known_opset()) + ")");
   }
 }
 
@@ -279,10 +287,8 @@ template <class ImportFn>
 std::unique_ptr<Graph> with_source(const std::string& source, ImportFn import) {
   try {
     return import();
-  } catch (const ConstantInputRequired& error) {
-    throw ConstantInputRequired(source + ": " + error.what(), error.input_name());
   } catch (const InputError& error) {
-    throw InputError(source + ": " + error.what());
+    error.rethrow_prefixed(source + ": ");
   }
 }
 

@@ -34,6 +34,11 @@ class ConstantInputRequired : public InputError {
       : InputError(message), input_name_(std::move(input_name)) {}
   const std::string& input_name() const { return input_name_; }
 
+ protected:
+  std::exception_ptr with_prefix(const std::string& prefix) const override {
+    return std::make_exception_ptr(ConstantInputRequired(prefix + what(), input_name_));
+  }
+
  private:
   std::string input_name_;
 };

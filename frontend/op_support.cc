@@ -67,7 +67,7 @@ void require_supported_ops(const onnx::GraphProto& graph, const OpsetVersions& o
   std::string message = std::to_string(count) + " node" + (count > 1 ? "s use" : " uses") +
                         " ONNX ops kiln does not support:";
   for (const UnsupportedOp& op : unsupported) message += "\n" + format_line(op);
-  throw InputError(message);
+  throw UnsupportedError(message);
 }
 
 }  // namespace kiln::onnx_import

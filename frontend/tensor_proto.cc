@@ -150,9 +150,9 @@ DType dtype_from_onnx(int onnx_type, const std::string& context) {
     case TensorProto::BOOL:
       return DType::kBool;
     default:
-      throw InputError(context + ": ONNX data type " + onnx_type_name(onnx_type) +
-                       " is not supported (kiln supports FLOAT, FLOAT16, BFLOAT16, DOUBLE, "
-                       "INT64, INT32, INT8, UINT8, BOOL)");
+      throw UnsupportedError(context + ": ONNX data type " + onnx_type_name(onnx_type) +
+                             " is not supported (kiln supports FLOAT, FLOAT16, BFLOAT16, DOUBLE, "
+                             "INT64, INT32, INT8, UINT8, BOOL)");
   }
 }
 
@@ -200,7 +200,7 @@ Tensor read_tensor_pb_file(const std::string& path) {
   try {
     return tensor_from_proto(proto, parent_directory(path));
   } catch (const InputError& error) {
-    throw InputError(path + ": " + error.what());
+    error.rethrow_prefixed(path + ": ");
   }
 }
 

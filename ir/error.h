@@ -3,6 +3,7 @@
 // throws InternalError (exit code 3). Messages name the thing at fault.
 #pragma once
 
+#include <exception>
 #include <stdexcept>
 #include <string>
 
@@ -11,6 +12,17 @@ namespace kiln {
 class InputError : public std::runtime_error {
  public:
   explicit InputError(const std::string& message) : std::runtime_error(message) {}
+  // Throws a copy of this error, of the same type, with `prefix` before its message: for adding
+  // context (a file, a node) on the way up without losing what kind of error it is.
+  [[noreturn]] void rethrow_prefixed(const std::string& prefix) const {
+    std::rethrow_exception(with_prefix(prefix));
+  }
+
+ protected:
+  // Each subclass returns a copy of itself with the longer message.
+  virtual std::exception_ptr with_prefix(const std::string& prefix) const {
+    return std::make_exception_ptr(InputError(prefix + what()));
+  }
 };
 
 // Input that is valid but that kiln does not support (an op, a data type, an attribute value).
@@ -18,6 +30,11 @@ class InputError : public std::runtime_error {
 class UnsupportedError : public InputError {
  public:
   explicit UnsupportedError(const std::string& message) : InputError(message) {}
+
+ protected:
+  std::exception_ptr with_prefix(const std::string& prefix) const override {
+    return std::make_exception_ptr(UnsupportedError(prefix + what()));
+  }
 };
 
 class InternalError : public std::logic_error {

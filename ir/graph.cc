@@ -87,7 +87,7 @@ Node* Graph::add_node_with_types(const std::string& op, std::vector<Value*> oper
     try {
       result_types = info->infer(*node);
     } catch (const InputError& error) {
-      throw InputError(node->describe() + ": " + error.what());
+      error.rethrow_prefixed(node->describe() + ": ");
     }
   }
   if (static_cast<int>(result_types.size()) != info->num_results) {

@@ -53,7 +53,7 @@ std::vector<Tensor> run_reference(const Graph& graph, const std::vector<Tensor>&
     try {
       node.info().reference(node, operands, results);
     } catch (const InputError& error) {
-      throw InputError(node.describe() + ": " + error.what());
+      error.rethrow_prefixed(node.describe() + ": ");
     }
     for (size_t r = 0; r < results.size(); ++r) values[node.result(r)] = std::move(results[r]);
     for (const Value* operand : node.operands()) {

@@ -87,7 +87,8 @@ int run_model(const RunOptions& options) {
   onnx_import::ImportOptions import_options;
   import_options.input_shapes = parse_input_shapes(options.input_shapes);
   // Symbolic dimensions not bound by --input-shape take the shape of the input file.
-  for (const auto& [name, tensor] : given) import_options.input_shapes.emplace(name, tensor.shape());
+  for (const auto& [name, tensor] : given)
+    import_options.input_shapes.emplace(name, tensor.shape());
   const std::unique_ptr<Graph> graph = load_model(options.model, import_options);
   const std::vector<Tensor> inputs = order_inputs(*graph, given);
 

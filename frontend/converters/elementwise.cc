@@ -150,6 +150,8 @@ Value* emit_cast(NodeImporter& node, DType to) {
 DType cast_target(const NodeImporter& node) {
   try {
     return dtype_from_onnx(static_cast<int>(node.attr_int("to")), "attribute 'to'");
+  } catch (const UnsupportedError& error) {
+    node.unsupported(std::string("cannot cast: ") + error.what());
   } catch (const InputError& error) {
     node.fail(std::string("cannot cast: ") + error.what());
   }
@@ -166,7 +168,7 @@ std::vector<Value*> convert_cast_like(NodeImporter& node) {
 // Inference-mode Dropout is the identity; its optional mask output is all true.
 std::vector<Value*> convert_dropout(NodeImporter& node) {
   const std::optional<Tensor> training = node.optional_constant_input(2, "training_mode");
-  if (training && training->get_int(0) != 0) node.fail("training mode is not supported");
+  if (training && training->get_int(0) != 0) node.unsupported("training mode is not supported");
   Value* data = node.input(0);
   std::vector<Value*> results = {node.emit1("identity", {data})};
   if (node.has_output(1)) {

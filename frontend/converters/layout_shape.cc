@@ -8,6 +8,16 @@
 namespace kiln::onnx_import {
 namespace {
 
+// These ops become constants at import, so their size is bounded like any constant kiln makes.
+constexpr int64_t kMaxConstantBytes = int64_t{1} << 30;
+
+void check_constant_size(NodeImporter& node, DType dtype, long double elements) {
+  if (elements * static_cast<long double>(dtype_size(dtype)) > kMaxConstantBytes) {
+    node.fail("its result would have " + std::to_string(static_cast<double>(elements)) +
+              " elements, more than kiln makes at compile time (1 GiB)");
+  }
+}
+
 // Shape, with opset 15's start/end (clamped like Python slicing bounds).
 std::vector<Value*> convert_shape(NodeImporter& node) {
   const Shape& shape = node.input(0)->type().shape;
@@ -37,6 +47,9 @@ std::vector<Value*> convert_constant_of_shape(NodeImporter& node) {
     value = node.attr_tensor("value");
     if (value.num_elements() != 1) node.fail("attribute 'value' must hold exactly one element");
   }
+  long double elements = 1;
+  for (int64_t dim : shape) elements *= static_cast<long double>(dim);
+  check_constant_size(node, value.dtype(), elements);
   Tensor result(value.dtype(), shape);
   const size_t element_size = dtype_size(value.dtype());
   for (int64_t i = 0; i < result.num_elements(); ++i) {
@@ -58,24 +71,28 @@ std::vector<Value*> convert_range(NodeImporter& node) {
   if (start.num_elements() != 1 || limit.num_elements() != 1 || delta.num_elements() != 1) {
     node.fail("start, limit and delta must be scalars");
   }
-  if (is_float(dtype)) {
-    const double first = start.get_double(0);
-    const double step = delta.get_double(0);
-    if (step == 0) node.fail("delta must not be zero");
-    const int64_t count =
-        std::max<int64_t>(0, static_cast<int64_t>(std::ceil((limit.get_double(0) - first) / step)));
-    Tensor result(dtype, {count});
-    for (int64_t i = 0; i < count; ++i) result.set_double(i, first + static_cast<double>(i) * step);
-    return {node.constant(result)};
-  }
-  const int64_t first = start.get_int(0);
-  const int64_t step = delta.get_int(0);
+  // The count in long double: exact for any int64 span, and no overflow before the size check.
+  const bool floating = is_float(dtype);
+  const long double first = floating ? start.get_double(0) : start.get_int(0);
+  const long double step = floating ? delta.get_double(0) : delta.get_int(0);
+  const long double end = floating ? limit.get_double(0) : limit.get_int(0);
   if (step == 0) node.fail("delta must not be zero");
-  const int64_t span = limit.get_int(0) - first;
-  const int64_t count =
-      std::max<int64_t>(0, step > 0 ? (span + step - 1) / step : (span + step + 1) / step);
+  const long double exact_count = std::ceil((end - first) / step);
+  if (!(exact_count >= 0 || exact_count < 0)) node.fail("start, limit and delta must be finite");
+  const long double count_value = std::max<long double>(0, exact_count);
+  check_constant_size(node, dtype, count_value);
+  const int64_t count = static_cast<int64_t>(count_value);
   Tensor result(dtype, {count});
-  for (int64_t i = 0; i < count; ++i) result.set_int(i, first + i * step);
+  for (int64_t i = 0; i < count; ++i) {
+    if (floating) {
+      result.set_double(i, start.get_double(0) + static_cast<double>(i) * delta.get_double(0));
+    } else {
+      // Unsigned arithmetic wraps instead of overflowing; the true values fit in int64.
+      const uint64_t value = static_cast<uint64_t>(start.get_int(0)) +
+                             static_cast<uint64_t>(i) * static_cast<uint64_t>(delta.get_int(0));
+      result.set_int(i, static_cast<int64_t>(value));
+    }
+  }
   return {node.constant(result)};
 }
 

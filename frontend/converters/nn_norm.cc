@@ -9,7 +9,7 @@ namespace {
 
 std::vector<Value*> convert_batch_normalization(NodeImporter& node) {
   if (node.attr_int("training_mode", 0) != 0) {
-    node.fail("training_mode=1 is not supported (kiln compiles inference graphs)");
+    node.unsupported("training_mode=1 is not supported (kiln compiles inference graphs)");
   }
   for (size_t i = 1; i < node.num_outputs(); ++i) {
     if (node.has_output(i)) {
