@@ -43,8 +43,8 @@ const AttributeProto* typed_attr(const NodeImporter& node, const onnx::NodeProto
   return attr;
 }
 
-// The first graph input (in depth-first order over operands) that `value` depends on. Called for
-// a value that is not constant, so at least one exists: import folds constant-only subgraphs.
+// The first graph input (in depth-first order over operands) that `value` depends on, or nullptr
+// (a value computed from constants only, which happens when import-time folding is off).
 const Value* first_graph_input_feeding(const Value* value) {
   std::vector<const Value*> pending = {value};
   std::set<const Value*> seen;
@@ -57,7 +57,7 @@ const Value* first_graph_input_feeding(const Value* value) {
       for (const Value* operand : current->producer()->operands()) pending.push_back(operand);
     }
   }
-  throw InternalError("a non-constant value depends on no graph input");
+  return nullptr;
 }
 
 }  // namespace
@@ -92,6 +92,7 @@ const Tensor& NodeImporter::constant_input(size_t i, const std::string& what) co
     throw ConstantInputRequired(message + ", but it is a graph input; bind its value", name);
   }
   const Value* source = first_graph_input_feeding(value);
+  if (!source) throw InputError(message + ", but it is computed by other nodes (folding is off)");
   throw ConstantInputRequired(
       message + ", but it is computed from graph input '" + source->name() + "'", source->name());
 }
