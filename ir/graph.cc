@@ -85,7 +85,7 @@ Node* Graph::add_node_with_types(const std::string& op, std::vector<Value*> oper
   check_node_against_schema(*node);
   if (result_types.empty()) {
     try {
-      result_types = info->infer(*node);
+      result_types = infer_result_types(*node);
     } catch (const InputError& error) {
       error.rethrow_prefixed(node->describe() + ": ");
     }

@@ -3,6 +3,7 @@
 
 #include "ir/error.h"
 #include "ir/ops/all_ops.h"
+#include "ir/ops/op_helpers.h"
 
 namespace kiln {
 
@@ -59,6 +60,14 @@ std::vector<const OpInfo*> OpRegistry::all() const {
   std::vector<const OpInfo*> infos;
   for (const auto& [name, info] : ops_) infos.push_back(&info);
   return infos;
+}
+
+std::vector<TensorType> infer_result_types(const Node& node) {
+  std::vector<TensorType> types = node.info().infer(node);
+  for (size_t i = 0; i < types.size(); ++i) {
+    check_element_count(types[i].shape, "result " + std::to_string(i));
+  }
+  return types;
 }
 
 void check_node_against_schema(const Node& node) {

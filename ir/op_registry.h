@@ -73,6 +73,11 @@ class OpRegistry {
   std::map<std::string, OpInfo> ops_;
 };
 
+// The node's result types from its op's shape function, each checked against the size limit
+// (kMaxResultElements in ir/ops/op_helpers.h); throws InputError. Every caller of a shape
+// function goes through here.
+std::vector<TensorType> infer_result_types(const Node& node);
+
 // Checks a node's operand count and attributes against the table (unknown attribute, wrong kind,
 // missing required one); throws InputError naming the node.
 void check_node_against_schema(const Node& node);

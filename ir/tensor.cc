@@ -10,7 +10,15 @@ namespace kiln {
 
 int64_t num_elements(const Shape& shape) {
   int64_t count = 1;
-  for (int64_t dim : shape) count *= dim;
+  for (int64_t dim : shape) {
+    if (__builtin_mul_overflow(count, dim, &count)) {
+      // A zero dim later on still makes the tensor empty.
+      for (int64_t rest : shape) {
+        if (rest == 0) return 0;
+      }
+      throw InputError("shape [" + shape_to_string(shape) + "] has more elements than int64 holds");
+    }
+  }
   return count;
 }
 

@@ -19,6 +19,7 @@ namespace kiln {
 
 using Shape = std::vector<int64_t>;
 
+// The product of the dims; throws InputError when it overflows int64 (and no dim is 0).
 int64_t num_elements(const Shape& shape);
 std::string shape_to_string(const Shape& shape);  // "1,3,224,224" (empty for a scalar)
 // Row-major strides in elements.

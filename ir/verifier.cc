@@ -118,7 +118,7 @@ void verify_node(const Node& node) {
   check_node_against_schema(node);
   std::vector<TensorType> inferred;
   try {
-    inferred = node.info().infer(node);
+    inferred = infer_result_types(node);
   } catch (const InputError& error) {
     throw InputError(node.describe() + ": " + error.what());
   }

@@ -45,17 +45,33 @@ std::vector<TensorType> infer_resize(const Node& node) {
   if (node.int_attr("antialias") != 0 && node.string_attr("mode") == "nearest") {
     throw InputError("antialias is not defined for nearest mode");
   }
+  for (double value : node.floats_attr("roi")) {
+    if (!std::isfinite(value)) throw InputError("roi values must be finite");
+  }
+  const bool antialias = node.int_attr("antialias") != 0;
+  // The kernel resizes one axis at a time, so every intermediate is at most this large.
+  Shape largest_intermediate = in.shape;
   for (size_t d = 0; d < rank; ++d) {
-    if (!(node.floats_attr("scales")[d] > 0)) {
-      throw InputError("scales must be positive, got " +
-                       std::to_string(node.floats_attr("scales")[d]) + " on axis " +
-                       std::to_string(d));
+    const double scale = node.floats_attr("scales")[d];
+    // Within [2^-64, 2^64] every source coordinate the kernel computes is finite.
+    if (!(scale >= 0x1p-64 && scale <= 0x1p64)) {
+      throw InputError("scales must lie in [2^-64, 2^64], got " + std::to_string(scale) +
+                       " on axis " + std::to_string(d));
     }
     if (sizes[d] < 0 || (in.shape[d] == 0 && sizes[d] != 0)) {
       throw InputError("cannot resize axis " + std::to_string(d) + " of " + type_to_string(in) +
                        " to " + std::to_string(sizes[d]));
     }
+    // Antialiased downsampling reads about 4 / scale taps per output element.
+    if (antialias && scale < 1 &&
+        static_cast<double>(sizes[d]) * (4 / scale + 4) > static_cast<double>(kMaxResultElements)) {
+      throw InputError("antialias with scale " + std::to_string(scale) + " on axis " +
+                       std::to_string(d) + " needs too many taps for " + std::to_string(sizes[d]) +
+                       " outputs");
+    }
+    largest_intermediate[d] = std::max(in.shape[d], sizes[d]);
   }
+  check_element_count(largest_intermediate, "an intermediate of resizing " + type_to_string(in));
   if (in.dtype == DType::kBool) throw InputError("operand 0 must be numeric, got bool");
   return {{in.dtype, sizes}};
 }
@@ -85,7 +101,10 @@ class AxisResampler {
 
   Taps taps(int64_t out_index) const {
     Taps taps;
-    const double x = source_coordinate(static_cast<double>(out_index));
+    // Far outside the input every tap clamps to the same edge; the limit keeps the integer
+    // conversions below defined whatever the scale.
+    const double limit = static_cast<double>(in_width_) + 0x1p32;
+    const double x = std::clamp(source_coordinate(static_cast<double>(out_index)), -limit, limit);
     if (coordinate_mode_ == "tf_crop_and_resize" && (x < 0 || x > in_width_ - 1)) {
       taps.extrapolated = true;
       return taps;

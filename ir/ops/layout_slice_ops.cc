@@ -24,6 +24,10 @@ struct AxisRange {
 AxisRange clamp_axis_range(int64_t start, int64_t end, int64_t step, int64_t dim) {
   if (start < 0) start = std::max<int64_t>(start, -dim) + dim;  // avoids overflow at INT64_MIN
   if (end < 0) end = std::max<int64_t>(end, -dim - 1) + dim;
+  // A step longer than the axis keeps at most one element either way; clamping it keeps the
+  // count arithmetic below and the kernel's step * stride in range.
+  const int64_t longest = std::max<int64_t>(dim, 1);
+  step = std::clamp<int64_t>(step, -longest, longest);
   AxisRange range{.step = step};
   if (step > 0) {
     range.start = std::clamp<int64_t>(start, 0, dim);
@@ -97,7 +101,7 @@ std::vector<TensorType> infer_concat(const Node& node) {
                        type_to_string(operand_type(node, i)) + " does not match operand 0 " +
                        type_to_string(first) + " off concat axis " + std::to_string(axis));
     }
-    shape[axis] += other[axis];
+    shape[axis] = checked_add(shape[axis], other[axis], "concat axis size");
   }
   return {{first.dtype, shape}};
 }
@@ -132,9 +136,17 @@ std::vector<TensorType> infer_pad(const Node& node) {
     throw InputError("pads " + ints_to_string(pads) + " must have 2 entries per axis of " +
                      type_to_string(in));
   }
+  for (int64_t pad : pads) {
+    // Larger pads give results beyond kMaxResultElements anyway; bounding them keeps the
+    // kernel's index arithmetic in range.
+    if (pad < -kMaxResultElements || pad > kMaxResultElements) {
+      throw InputError("pads " + ints_to_string(pads) + " has a value beyond +-2^40");
+    }
+  }
   Shape shape = in.shape;
   for (size_t d = 0; d < shape.size(); ++d) {
-    shape[d] += pads[d] + pads[d + shape.size()];
+    shape[d] = checked_add(shape[d], pads[d] + pads[d + shape.size()],
+                           "output dimension " + std::to_string(d) + " (pads too large)");
     if (shape[d] < 0) {
       throw InputError("pads " + ints_to_string(pads) + " crop axis " + std::to_string(d) +
                        " below zero");

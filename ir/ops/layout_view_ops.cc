@@ -19,6 +19,7 @@ std::vector<TensorType> infer_reshape(const Node& node) {
   for (int64_t dim : shape) {
     if (dim < 0) throw InputError("shape " + ints_to_string(shape) + " has a negative dimension");
   }
+  check_element_count(shape, "shape");
   if (num_elements(shape) != in.num_elements()) {
     throw InputError("cannot reshape " + type_to_string(in) + " (" +
                      std::to_string(in.num_elements()) + " elements) to shape " +
@@ -88,7 +89,8 @@ std::vector<TensorType> infer_tile(const Node& node) {
   Shape shape = in.shape;
   for (size_t d = 0; d < shape.size(); ++d) {
     if (repeats[d] < 0) throw InputError("repeats " + ints_to_string(repeats) + " is negative");
-    shape[d] *= repeats[d];
+    shape[d] = checked_mul(shape[d], repeats[d],
+                           "output dimension " + std::to_string(d) + " (repeats too large)");
   }
   return {{in.dtype, shape}};
 }
@@ -123,11 +125,14 @@ int64_t checked_blocksize(const Node& node, const TensorType& in) {
 std::vector<TensorType> infer_depth_to_space(const Node& node) {
   const TensorType& in = operand_type(node, 0);
   const int64_t b = checked_blocksize(node, in);
-  if (in.shape[1] % (b * b) != 0) {
+  const int64_t block = checked_mul(b, b, "blocksize^2");
+  if (in.shape[1] % block != 0) {
     throw InputError("channels " + std::to_string(in.shape[1]) +
-                     " are not divisible by blocksize^2 = " + std::to_string(b * b));
+                     " are not divisible by blocksize^2 = " + std::to_string(block));
   }
-  return {{in.dtype, {in.shape[0], in.shape[1] / (b * b), in.shape[2] * b, in.shape[3] * b}}};
+  return {{in.dtype,
+           {in.shape[0], in.shape[1] / block, checked_mul(in.shape[2], b, "output height"),
+            checked_mul(in.shape[3], b, "output width")}}};
 }
 
 void run_depth_to_space(const Node& node, std::span<const Tensor* const> in,
@@ -149,7 +154,9 @@ std::vector<TensorType> infer_space_to_depth(const Node& node) {
     throw InputError("spatial dims of " + type_to_string(in) + " are not divisible by blocksize " +
                      std::to_string(b));
   }
-  return {{in.dtype, {in.shape[0], in.shape[1] * b * b, in.shape[2] / b, in.shape[3] / b}}};
+  const int64_t channels = checked_mul(in.shape[1], checked_mul(b, b, "blocksize^2"),
+                                       "output channels (blocksize too large)");
+  return {{in.dtype, {in.shape[0], channels, in.shape[2] / b, in.shape[3] / b}}};
 }
 
 void run_space_to_depth(const Node& node, std::span<const Tensor* const> in,

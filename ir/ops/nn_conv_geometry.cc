@@ -1,6 +1,8 @@
 // Conv and conv_transpose geometry from a node's operand shapes and attributes.
 #include "ir/ops/nn_conv_geometry.h"
 
+#include <string>
+
 #include "ir/ops/op_helpers.h"
 
 namespace kiln::nn {
@@ -44,6 +46,23 @@ ConvGeometry common_geometry(const Node& node) {
   return geometry;
 }
 
+// (kernel - 1) · dilation + 1: the extent of the kernel's taps along spatial dim d.
+int64_t kernel_extent(const ConvGeometry& geometry, size_t d) {
+  const std::string what = "kernel extent in spatial dim " + std::to_string(d);
+  if (geometry.kernel[d] < 1) {
+    throw InputError("W has an empty kernel in spatial dim " + std::to_string(d));
+  }
+  return checked_add(checked_mul(geometry.kernel[d] - 1, geometry.dilations[d], what), 1, what);
+}
+
+// The shape [channels, kernel..., positions...] of a kernel's im2col / col2im matrix.
+Shape matrix_shape(int64_t channels, const Shape& kernel, const Shape& positions) {
+  Shape shape{channels};
+  shape.insert(shape.end(), kernel.begin(), kernel.end());
+  shape.insert(shape.end(), positions.begin(), positions.end());
+  return shape;
+}
+
 void check_bias(const Node& node, int64_t out_channels) {
   if (node.operands().size() < 3) return;
   require_same_dtype(node, 0, 2);
@@ -60,14 +79,18 @@ ConvGeometry conv_geometry(const Node& node) {
   ConvGeometry geometry = common_geometry(node);
   const Shape& w = operand_type(node, 1).shape;
   geometry.out_channels = w[0];
-  if (geometry.in_channels != w[1] * geometry.group || geometry.out_channels % geometry.group) {
+  if (geometry.in_channels != checked_mul(w[1], geometry.group, "W channels times 'group'") ||
+      geometry.out_channels % geometry.group) {
     throw InputError("W [" + shape_to_string(w) + "] does not fit " +
                      std::to_string(geometry.in_channels) + " input channels in " +
                      std::to_string(geometry.group) + " groups");
   }
   for (size_t d = 0; d < geometry.kernel.size(); ++d) {
-    const int64_t window = (geometry.kernel[d] - 1) * geometry.dilations[d] + 1;
-    const int64_t padded = geometry.in_spatial[d] + geometry.pads_begin[d] + geometry.pads_end[d];
+    const int64_t window = kernel_extent(geometry, d);
+    const std::string padded_name = "padded input size in spatial dim " + std::to_string(d);
+    const int64_t padded =
+        checked_add(checked_add(geometry.in_spatial[d], geometry.pads_begin[d], padded_name),
+                    geometry.pads_end[d], padded_name);
     if (padded < window) {
       throw InputError("kernel extent " + std::to_string(window) + " exceeds the padded input " +
                        std::to_string(padded) + " in spatial dim " + std::to_string(d));
@@ -75,6 +98,10 @@ ConvGeometry conv_geometry(const Node& node) {
     geometry.out_spatial.push_back((padded - window) / geometry.strides[d] + 1);
   }
   check_bias(node, geometry.out_channels);
+  // run_conv's im2col matrix: (C/group · kernel size) rows by output positions.
+  check_element_count(
+      matrix_shape(geometry.in_channels / geometry.group, geometry.kernel, geometry.out_spatial),
+      "the im2col matrix");
   return geometry;
 }
 
@@ -89,19 +116,27 @@ ConvGeometry conv_transpose_geometry(const Node& node) {
     throw InputError(std::to_string(geometry.in_channels) + " input channels do not split into " +
                      std::to_string(geometry.group) + " groups");
   }
-  geometry.out_channels = w[1] * geometry.group;
+  geometry.out_channels = checked_mul(w[1], geometry.group, "output channels (W dim 1 · group)");
   const std::vector<int64_t> output_padding =
       ints_attr_or_fill(node, "output_padding", geometry.kernel.size(), 0);
   for (size_t d = 0; d < geometry.kernel.size(); ++d) {
-    const int64_t window = (geometry.kernel[d] - 1) * geometry.dilations[d] + 1;
-    const int64_t size = geometry.strides[d] * (geometry.in_spatial[d] - 1) + output_padding[d] +
-                         window - geometry.pads_begin[d] - geometry.pads_end[d];
+    const int64_t window = kernel_extent(geometry, d);
+    const std::string size_name = "output size in spatial dim " + std::to_string(d);
+    // stride · (in - 1) + output_padding + extent - pads, every step checked.
+    int64_t size = checked_mul(geometry.strides[d], geometry.in_spatial[d] - 1, size_name);
+    size = checked_add(checked_add(size, output_padding[d], size_name), window, size_name);
+    size = checked_sub(checked_sub(size, geometry.pads_begin[d], size_name), geometry.pads_end[d],
+                       size_name);
     if (size < 0) {
       throw InputError("pads leave a negative output size in spatial dim " + std::to_string(d));
     }
     geometry.out_spatial.push_back(size);
   }
   check_bias(node, geometry.out_channels);
+  // run_conv_transpose's column matrix: (M/group · kernel size) rows by input positions.
+  check_element_count(
+      matrix_shape(geometry.out_channels / geometry.group, geometry.kernel, geometry.in_spatial),
+      "the col2im matrix");
   return geometry;
 }
 

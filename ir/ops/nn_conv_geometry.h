@@ -68,11 +68,13 @@ void for_each_tap(const TapGeometry& geometry, int64_t channels, Visit&& visit) 
         for (size_t d = 0; d < last; ++d) {
           const int64_t t = tap_start[d] + grid_index[d] * geometry.strides[d];
           inside = inside && t >= 0 && t < geometry.image[d];
-          base += t * image_strides[d];
+          if (inside) base += t * image_strides[d];
         }
         const int64_t stride = geometry.strides[last];
         const int64_t extent = geometry.image[last];
-        for (int64_t g = 0, t = tap_start[last]; g < inner_count; ++g, t += stride) {
+        for (int64_t g = 0; g < inner_count; ++g) {
+          // Padding taps can lie far outside the image: offsets are formed only for taps inside.
+          const int64_t t = tap_start[last] + g * stride;
           visit(column++, inside && t >= 0 && t < extent ? base + t : int64_t{-1});
         }
         for (int64_t d = static_cast<int64_t>(last) - 1; d >= 0; --d) {

@@ -82,7 +82,7 @@ PoolGeometry pool_geometry(const Node& node) {
   const Shape& x = operand_type(node, 0).shape;
   const size_t spatial = x.size() - 2;
   PoolGeometry geometry;
-  geometry.planes = x[0] * x[1];
+  geometry.planes = checked_mul(x[0], x[1], "N·C");
   geometry.in_spatial.assign(x.begin() + 2, x.end());
   geometry.kernel = node.ints_attr("kernel_shape");
   if (geometry.kernel.size() != spatial) {
@@ -102,20 +102,31 @@ PoolGeometry pool_geometry(const Node& node) {
     if (geometry.pads_begin[d] < 0 || geometry.pads_end[d] < 0) {
       throw InputError("attribute 'pads' must not be negative");
     }
-    const int64_t window = (geometry.kernel[d] - 1) * geometry.dilations[d] + 1;
-    const int64_t span =
-        geometry.in_spatial[d] + geometry.pads_begin[d] + geometry.pads_end[d] - window;
+    const std::string dim_name = " in spatial dim " + std::to_string(d);
+    const int64_t window = checked_add(
+        checked_mul(geometry.kernel[d] - 1, geometry.dilations[d], "kernel extent" + dim_name), 1,
+        "kernel extent" + dim_name);
+    const int64_t padded = checked_add(
+        checked_add(geometry.in_spatial[d], geometry.pads_begin[d], "padding" + dim_name),
+        geometry.pads_end[d], "padding" + dim_name);
+    const int64_t span = padded - window;
     if (span < 0) {
       throw InputError("kernel extent " + std::to_string(window) +
                        " exceeds the padded input in spatial dim " + std::to_string(d));
     }
-    int64_t size = (ceil_mode ? (span + geometry.strides[d] - 1) : span) / geometry.strides[d] + 1;
-    if (ceil_mode &&
-        (size - 1) * geometry.strides[d] >= geometry.in_spatial[d] + geometry.pads_begin[d]) {
+    // With ceil_mode, ceil(span / stride) without forming span + stride - 1.
+    const int64_t steps = span / geometry.strides[d] + (ceil_mode && span % geometry.strides[d]);
+    int64_t size = steps + 1;
+    // The last window starts at steps · stride; it is dropped when that is at or past
+    // in + pads_begin (written as a division, which cannot overflow).
+    const int64_t begin_limit = geometry.in_spatial[d] + geometry.pads_begin[d];
+    if (ceil_mode && (begin_limit == 0 || steps > (begin_limit - 1) / geometry.strides[d])) {
       --size;
     }
     geometry.out_spatial.push_back(size);
   }
+  // The kernels visit every tap of every window.
+  check_element_count(geometry.kernel, "attribute 'kernel_shape'");
   return geometry;
 }
 
@@ -152,7 +163,7 @@ void collect_window(const PoolGeometry& geometry, const std::vector<int64_t>& ou
       coordinate[d] = t;
       inside = inside && t >= 0 && t < geometry.in_spatial[d];
       in_padded = in_padded && t < geometry.in_spatial[d] + geometry.pads_end[d];
-      offset = offset * geometry.in_spatial[d] + t;
+      if (inside) offset = offset * geometry.in_spatial[d] + t;  // padding taps may lie far out
     }
     if (in_padded) ++window.padded_count;
     if (inside) {

@@ -1,4 +1,4 @@
-// Broadcasting and axis helpers for op shape functions and kernels.
+// Broadcasting, axis and checked-arithmetic helpers for op shape functions and kernels.
 #include "ir/ops/op_helpers.h"
 
 #include <algorithm>
@@ -6,6 +6,38 @@
 #include "ir/error.h"
 
 namespace kiln {
+
+int64_t checked_mul(int64_t a, int64_t b, const std::string& what) {
+  int64_t result;
+  if (__builtin_mul_overflow(a, b, &result)) throw InputError(what + " overflows int64");
+  return result;
+}
+
+int64_t checked_add(int64_t a, int64_t b, const std::string& what) {
+  int64_t result;
+  if (__builtin_add_overflow(a, b, &result)) throw InputError(what + " overflows int64");
+  return result;
+}
+
+int64_t checked_sub(int64_t a, int64_t b, const std::string& what) {
+  int64_t result;
+  if (__builtin_sub_overflow(a, b, &result)) throw InputError(what + " overflows int64");
+  return result;
+}
+
+void check_element_count(const Shape& shape, const std::string& what, int64_t limit) {
+  int64_t count = 1;
+  for (int64_t dim : shape) {
+    if (dim < 0) {
+      throw InputError(what + " [" + shape_to_string(shape) + "] has a negative dimension");
+    }
+    if (dim > 1 && count > limit / dim) {
+      throw InputError(what + " [" + shape_to_string(shape) + "] has more than " +
+                       std::to_string(limit) + " elements");
+    }
+    count *= std::max<int64_t>(dim, 1);
+  }
+}
 
 Shape broadcast_shapes(const Shape& a, const Shape& b) {
   const size_t rank = std::max(a.size(), b.size());

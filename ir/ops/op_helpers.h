@@ -10,6 +10,23 @@
 
 namespace kiln {
 
+// The most elements one result of a shape function may have (zero dims counted as 1), 2^40:
+// far beyond any real model, and small enough that element offsets, byte sizes and the kernels'
+// index arithmetic stay clear of int64 overflow and the interpreter never attempts an absurd
+// allocation. The op table checks every shape function's results against it.
+inline constexpr int64_t kMaxResultElements = int64_t{1} << 40;
+
+// a * b, a + b and a - b; throw InputError "<what> overflows int64" when the exact result does
+// not fit. For arithmetic on dims and attribute values in shape functions.
+int64_t checked_mul(int64_t a, int64_t b, const std::string& what);
+int64_t checked_add(int64_t a, int64_t b, const std::string& what);
+int64_t checked_sub(int64_t a, int64_t b, const std::string& what);
+
+// Throws InputError naming `what` (e.g. "result 0") unless every dim of `shape` is non-negative
+// and the product of its non-zero dims is at most `limit`.
+void check_element_count(const Shape& shape, const std::string& what,
+                         int64_t limit = kMaxResultElements);
+
 // Numpy-style multidirectional broadcast of two shapes; throws InputError if incompatible.
 Shape broadcast_shapes(const Shape& a, const Shape& b);
 
