@@ -7,96 +7,49 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <limits>
 
-#include "ir/error.h"
-#include "ir/graph.h"
-#include "runtime/reference_interpreter.h"
+#include "ir/tensor.h"
+#include "op_test_util.h"
 
-namespace kiln {
+namespace kiln::op_test {
 namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
-
-Tensor f32(Shape shape, const std::vector<float>& values) {
-  return Tensor::from_vector(DType::kF32, std::move(shape), values);
-}
-Tensor ints(DType dtype, Shape shape, const std::vector<int64_t>& values) {
-  return Tensor::from_vector(dtype, std::move(shape), values);
-}
-
-// Runs one `op` node on `inputs` (graph inputs) and returns its only result.
-Tensor run_op(const std::string& op, const std::vector<Tensor>& inputs, AttributeMap attrs = {}) {
-  Graph graph;
-  std::vector<Value*> operands;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    operands.push_back(graph.add_input("x" + std::to_string(i), inputs[i].type()));
-  }
-  Node* node = graph.add_node(op, operands, std::move(attrs));
-  graph.set_outputs({node->result()});
-  return run_reference(graph, inputs).at(0);
-}
-
-// The message of the InputError that adding the node throws.
-std::string add_node_error(const std::string& op, const std::vector<TensorType>& types,
-                           AttributeMap attrs = {}) {
-  Graph graph;
-  std::vector<Value*> operands;
-  for (size_t i = 0; i < types.size(); ++i) {
-    operands.push_back(graph.add_input("x" + std::to_string(i), types[i]));
-  }
-  try {
-    graph.add_node(op, operands, std::move(attrs));
-  } catch (const InputError& error) {
-    return error.what();
-  }
-  return "no error";
-}
-
-void expect_floats_near(const Tensor& actual, const std::vector<float>& expected,
-                        float tolerance = 1e-6f) {
-  const std::vector<float> values = actual.to_floats();
-  ASSERT_EQ(values.size(), expected.size());
-  for (size_t i = 0; i < values.size(); ++i) {
-    EXPECT_NEAR(values[i], expected[i], tolerance) << "element " << i;
-  }
-}
-
 // ---- Unary float math ---------------------------------------------------------------------------
 
 TEST(ExtraOpsTest, TrigonometricAndHyperbolicFunctions) {
   const float pi = 3.14159265358979f;
-  expect_floats_near(run_op("tan", {f32({2}, {0, pi / 4})}), {0, 1});
-  expect_floats_near(run_op("atan", {f32({2}, {0, 1})}), {0, pi / 4});
-  expect_floats_near(run_op("asin", {f32({2}, {0, 1})}), {0, pi / 2});
-  expect_floats_near(run_op("acos", {f32({2}, {1, 0})}), {0, pi / 2});
-  expect_floats_near(run_op("sinh", {f32({2}, {0, 1})}), {0, 1.17520119f});
-  expect_floats_near(run_op("cosh", {f32({2}, {0, 1})}), {1, 1.54308063f});
-  expect_floats_near(run_op("asinh", {f32({2}, {0, 1})}), {0, 0.88137359f});
-  expect_floats_near(run_op("acosh", {f32({2}, {1, 2})}), {0, 1.31695790f});
-  expect_floats_near(run_op("atanh", {f32({2}, {0, 0.5f})}), {0, 0.54930614f});
-  EXPECT_TRUE(std::isnan(run_op("asin", {f32({1}, {2})}).get_float(0)));
+  expect_floats_near(run_op("tan", {f32_tensor({2}, {0, pi / 4})}), {0, 1});
+  expect_floats_near(run_op("atan", {f32_tensor({2}, {0, 1})}), {0, pi / 4});
+  expect_floats_near(run_op("asin", {f32_tensor({2}, {0, 1})}), {0, pi / 2});
+  expect_floats_near(run_op("acos", {f32_tensor({2}, {1, 0})}), {0, pi / 2});
+  expect_floats_near(run_op("sinh", {f32_tensor({2}, {0, 1})}), {0, 1.17520119f});
+  expect_floats_near(run_op("cosh", {f32_tensor({2}, {0, 1})}), {1, 1.54308063f});
+  expect_floats_near(run_op("asinh", {f32_tensor({2}, {0, 1})}), {0, 0.88137359f});
+  expect_floats_near(run_op("acosh", {f32_tensor({2}, {1, 2})}), {0, 1.31695790f});
+  expect_floats_near(run_op("atanh", {f32_tensor({2}, {0, 0.5f})}), {0, 0.54930614f});
+  EXPECT_TRUE(std::isnan(run_op("asin", {f32_tensor({1}, {2})}).get_float(0)));
 }
 
 TEST(ExtraOpsTest, Activations) {
-  expect_floats_near(run_op("softsign", {f32({3}, {-3, 0, 1})}), {-0.75f, 0, 0.5f});
-  expect_floats_near(run_op("mish", {f32({2}, {0, 1})}), {0, 0.86509838f});
-  expect_floats_near(run_op("celu", {f32({2}, {-2, 3})}, {{"alpha", 2.0}}), {-1.26424112f, 3});
-  EXPECT_TRUE(std::isnan(run_op("celu", {f32({1}, {kNaN})}).get_float(0)));
-  expect_floats_near(run_op("thresholded_relu", {f32({3}, {0.5f, 1, 2})}), {0, 0, 2});
-  expect_floats_near(run_op("thresholded_relu", {f32({2}, {-1, 0.5f})}, {{"alpha", -2.0}}),
+  expect_floats_near(run_op("softsign", {f32_tensor({3}, {-3, 0, 1})}), {-0.75f, 0, 0.5f});
+  expect_floats_near(run_op("mish", {f32_tensor({2}, {0, 1})}), {0, 0.86509838f});
+  expect_floats_near(run_op("celu", {f32_tensor({2}, {-2, 3})}, {{"alpha", 2.0}}),
+                     {-1.26424112f, 3});
+  EXPECT_TRUE(std::isnan(run_op("celu", {f32_tensor({1}, {kNaN})}).get_float(0)));
+  expect_floats_near(run_op("thresholded_relu", {f32_tensor({3}, {0.5f, 1, 2})}), {0, 0, 2});
+  expect_floats_near(run_op("thresholded_relu", {f32_tensor({2}, {-1, 0.5f})}, {{"alpha", -2.0}}),
                      {-1, 0.5f});
 }
 
 TEST(ExtraOpsTest, ShrinkOnFloatsAndIntegers) {
   const AttributeMap attrs = {{"lambd", 1.5}, {"bias", 0.5}};
-  expect_floats_near(run_op("shrink", {f32({5}, {-2, -1, 0, 1, 2})}, attrs),
+  expect_floats_near(run_op("shrink", {f32_tensor({5}, {-2, -1, 0, 1, 2})}, attrs),
                      {-1.5f, 0, 0, 0, 1.5f});
   // x +- bias is computed in floating point and truncated toward zero.
-  const Tensor out = run_op("shrink", {ints(DType::kI32, {5}, {-3, -1, 0, 1, 3})}, attrs);
+  const Tensor out = run_op("shrink", {int_tensor(DType::kI32, {5}, {-3, -1, 0, 1, 3})}, attrs);
   EXPECT_THAT(out.to_ints(), ElementsAre(-2, 0, 0, 0, 2));
 }
 
@@ -108,17 +61,17 @@ TEST(ExtraOpsTest, FloatMathRejectsIntegers) {
 // ---- Bitwise ------------------------------------------------------------------------------------
 
 TEST(ExtraOpsTest, BitwiseLogicBroadcasts) {
-  const Tensor a = ints(DType::kU8, {2, 2}, {12, 255, 0, 7});
-  const Tensor b = ints(DType::kU8, {2}, {10, 15});
+  const Tensor a = int_tensor(DType::kU8, {2, 2}, {12, 255, 0, 7});
+  const Tensor b = int_tensor(DType::kU8, {2}, {10, 15});
   EXPECT_THAT(run_op("bitwise_and", {a, b}).to_ints(), ElementsAre(8, 15, 0, 7));
   EXPECT_THAT(run_op("bitwise_or", {a, b}).to_ints(), ElementsAre(14, 255, 10, 15));
   EXPECT_THAT(run_op("bitwise_xor", {a, b}).to_ints(), ElementsAre(6, 240, 10, 8));
 }
 
 TEST(ExtraOpsTest, BitwiseNotKeepsTheWidth) {
-  EXPECT_THAT(run_op("bitwise_not", {ints(DType::kU8, {2}, {0, 5})}).to_ints(),
+  EXPECT_THAT(run_op("bitwise_not", {int_tensor(DType::kU8, {2}, {0, 5})}).to_ints(),
               ElementsAre(255, 250));
-  EXPECT_THAT(run_op("bitwise_not", {ints(DType::kI8, {2}, {0, -1})}).to_ints(),
+  EXPECT_THAT(run_op("bitwise_not", {int_tensor(DType::kI8, {2}, {0, -1})}).to_ints(),
               ElementsAre(-1, 0));
 }
 
@@ -130,20 +83,21 @@ TEST(ExtraOpsTest, BitwiseRejectsFloatsAndBool) {
 
 TEST(ExtraOpsTest, BitShiftLeftDiscardsHighBits) {
   const Tensor out = run_op(
-      "bit_shift", {ints(DType::kI8, {4}, {64, 1, 3, 5}), ints(DType::kI8, {4}, {1, 8, -1, 2})},
+      "bit_shift",
+      {int_tensor(DType::kI8, {4}, {64, 1, 3, 5}), int_tensor(DType::kI8, {4}, {1, 8, -1, 2})},
       {{"direction", "LEFT"}});
   EXPECT_THAT(out.to_ints(), ElementsAre(-128, 0, 0, 20));
 }
 
 TEST(ExtraOpsTest, BitShiftRightExtendsTheSign) {
-  const Tensor out =
-      run_op("bit_shift",
-             {ints(DType::kI8, {4}, {-128, -1, 16, -16}), ints(DType::kI8, {4}, {7, 9, -1, 100})},
-             {{"direction", "RIGHT"}});
+  const Tensor out = run_op("bit_shift",
+                            {int_tensor(DType::kI8, {4}, {-128, -1, 16, -16}),
+                             int_tensor(DType::kI8, {4}, {7, 9, -1, 100})},
+                            {{"direction", "RIGHT"}});
   EXPECT_THAT(out.to_ints(), ElementsAre(-1, -1, 0, -1));
-  const Tensor unsigned_out =
-      run_op("bit_shift", {ints(DType::kU8, {2}, {255, 255}), ints(DType::kU8, {1}, {4})},
-             {{"direction", "RIGHT"}});
+  const Tensor unsigned_out = run_op(
+      "bit_shift", {int_tensor(DType::kU8, {2}, {255, 255}), int_tensor(DType::kU8, {1}, {4})},
+      {{"direction", "RIGHT"}});
   EXPECT_THAT(unsigned_out.to_ints(), ElementsAre(15, 15));
 }
 
@@ -156,7 +110,7 @@ TEST(ExtraOpsTest, BitShiftRejectsAnUnknownDirection) {
 // ---- hardmax ------------------------------------------------------------------------------------
 
 TEST(ExtraOpsTest, HardmaxMarksTheFirstMaximum) {
-  const Tensor x = f32({2, 3}, {1, 3, 3, 2, kNaN, 5});
+  const Tensor x = f32_tensor({2, 3}, {1, 3, 3, 2, kNaN, 5});
   EXPECT_THAT(run_op("hardmax", {x}).to_floats(), ElementsAre(0, 1, 0, 0, 1, 0));
   EXPECT_THAT(run_op("hardmax", {x}, {{"axis", 0}}).to_floats(), ElementsAre(0, 0, 0, 1, 1, 1));
 }
@@ -168,9 +122,9 @@ TEST(ExtraOpsTest, HardmaxRejectsABadAxis) {
 // ---- group_normalization ------------------------------------------------------------------------
 
 TEST(ExtraOpsTest, GroupNormalizationNormalizesEachGroup) {
-  const Tensor x = f32({1, 4, 1, 2}, {0, 2, 4, 6, 1, 1, 3, 5});
-  const Tensor scale = f32({4}, {1, 1, 2, 2});
-  const Tensor bias = f32({4}, {0, 0, 1, 1});
+  const Tensor x = f32_tensor({1, 4, 1, 2}, {0, 2, 4, 6, 1, 1, 3, 5});
+  const Tensor scale = f32_tensor({4}, {1, 1, 2, 2});
+  const Tensor bias = f32_tensor({4}, {0, 0, 1, 1});
   const Tensor out =
       run_op("group_normalization", {x, scale, bias}, {{"num_groups", 2}, {"epsilon", 0.0}});
   const float s0 = 1 / std::sqrt(5.0f);   // group 0: mean 3, variance 5
@@ -205,12 +159,13 @@ TEST(ExtraOpsTest, GroupNormalizationRejectsBadGroupsAndScale) {
 
 TEST(ExtraOpsTest, MeanVarianceNormalizationOverDefaultAxes) {
   // Axes 0, 2, 3: channel 0 holds {1, 3} (mean 2, deviation 1); channel 1 is constant.
-  const Tensor out = run_op("mean_variance_normalization", {f32({1, 2, 1, 2}, {1, 3, 5, 5})});
+  const Tensor out =
+      run_op("mean_variance_normalization", {f32_tensor({1, 2, 1, 2}, {1, 3, 5, 5})});
   expect_floats_near(out, {-1, 1, 0, 0});
 }
 
 TEST(ExtraOpsTest, MeanVarianceNormalizationOverChosenAxes) {
-  const Tensor out = run_op("mean_variance_normalization", {f32({2, 2}, {1, 3, 2, 6})},
+  const Tensor out = run_op("mean_variance_normalization", {f32_tensor({2, 2}, {1, 3, 2, 6})},
                             {{"axes", std::vector<int64_t>{1}}});
   expect_floats_near(out, {-1, 1, -1, 1});
 }
@@ -227,7 +182,7 @@ TEST(ExtraOpsTest, MeanVarianceNormalizationRejectsBadAxes) {
 
 TEST(ExtraOpsTest, LrnSumsSquaresOverTheChannelWindow) {
   // size 2: channel c's window is [c, c + 1]; alpha / size = 1.5.
-  const Tensor out = run_op("lrn", {f32({1, 3, 1, 1}, {1, 2, 3})},
+  const Tensor out = run_op("lrn", {f32_tensor({1, 3, 1, 1}, {1, 2, 3})},
                             {{"size", 2}, {"alpha", 3.0}, {"beta", 1.0}, {"bias", 1.0}});
   expect_floats_near(out, {1 / 8.5f, 2 / 20.5f, 3 / 14.5f});
 }
@@ -240,39 +195,40 @@ TEST(ExtraOpsTest, LrnRejectsANonPositiveSize) {
 // ---- einsum -------------------------------------------------------------------------------------
 
 TEST(ExtraOpsTest, EinsumBatchMatmul) {
-  const Tensor a = f32({1, 2, 2}, {1, 2, 3, 4});
-  const Tensor b = f32({1, 2, 1}, {5, 6});
+  const Tensor a = f32_tensor({1, 2, 2}, {1, 2, 3, 4});
+  const Tensor b = f32_tensor({1, 2, 1}, {5, 6});
   EXPECT_THAT(run_op("einsum", {a, b}, {{"equation", "bij,bjk->bik"}}).to_floats(),
               ElementsAre(17, 39));
 }
 
 TEST(ExtraOpsTest, EinsumImplicitOutputSortsLabelsByCharacterCode) {
   // "Ba" has no "->": the output is the labels used once, in character-code order ('B' < 'a').
-  const Tensor out = run_op("einsum", {f32({2, 3}, {1, 2, 3, 4, 5, 6})}, {{"equation", "Ba"}});
+  const Tensor out =
+      run_op("einsum", {f32_tensor({2, 3}, {1, 2, 3, 4, 5, 6})}, {{"equation", "Ba"}});
   EXPECT_EQ(out.shape(), (Shape{2, 3}));
   const Tensor transposed =
-      run_op("einsum", {f32({2, 3}, {1, 2, 3, 4, 5, 6})}, {{"equation", "ba"}});
+      run_op("einsum", {f32_tensor({2, 3}, {1, 2, 3, 4, 5, 6})}, {{"equation", "ba"}});
   EXPECT_EQ(transposed.shape(), (Shape{3, 2}));
   EXPECT_THAT(transposed.to_floats(), ElementsAre(1, 4, 2, 5, 3, 6));
 }
 
 TEST(ExtraOpsTest, EinsumDiagonalTraceAndSum) {
-  const Tensor x = f32({2, 2}, {1, 2, 3, 4});
+  const Tensor x = f32_tensor({2, 2}, {1, 2, 3, 4});
   EXPECT_THAT(run_op("einsum", {x}, {{"equation", "ii->i"}}).to_floats(), ElementsAre(1, 4));
   EXPECT_THAT(run_op("einsum", {x}, {{"equation", "ii"}}).to_floats(), ElementsAre(5));
   EXPECT_THAT(run_op("einsum", {x}, {{"equation", "ij->"}}).to_floats(), ElementsAre(10));
 }
 
 TEST(ExtraOpsTest, EinsumBroadcastsEllipsisAndSizeOneDims) {
-  const Tensor a = f32({2, 1, 2}, {1, 2, 3, 4});
-  const Tensor b = f32({3, 2}, {1, 0, 0, 1, 1, 1});
+  const Tensor a = f32_tensor({2, 1, 2}, {1, 2, 3, 4});
+  const Tensor b = f32_tensor({3, 2}, {1, 0, 0, 1, 1, 1});
   const Tensor out = run_op("einsum", {a, b}, {{"equation", "...i,...i->..."}});
   EXPECT_EQ(out.shape(), (Shape{2, 3}));
   EXPECT_THAT(out.to_floats(), ElementsAre(1, 2, 3, 3, 4, 7));
 }
 
 TEST(ExtraOpsTest, EinsumOnIntegers) {
-  const Tensor a = ints(DType::kI32, {3}, {1, 2, 3});
+  const Tensor a = int_tensor(DType::kI32, {3}, {1, 2, 3});
   EXPECT_THAT(run_op("einsum", {a, a}, {{"equation", "i,i"}}).to_ints(), ElementsAre(14));
 }
 
@@ -290,4 +246,4 @@ TEST(ExtraOpsTest, EinsumRejectsBadEquations) {
 }
 
 }  // namespace
-}  // namespace kiln
+}  // namespace kiln::op_test

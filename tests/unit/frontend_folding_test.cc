@@ -15,6 +15,7 @@ namespace kiln::onnx_import {
 namespace {
 
 using frontend_test::add_int_attr;
+using frontend_test::import_error;
 using frontend_test::ModelBuilder;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
@@ -88,10 +89,7 @@ TEST(FrontendFoldingTest, LargeResultsStayNodes) {
   const int64_t count = kMaxFoldedElements + 1;
   ModelBuilder builder;
   for (const char* name : {"a", "b"}) {
-    onnx::TensorProto* tensor = builder.graph().add_initializer();
-    tensor->set_name(name);
-    tensor->set_data_type(onnx::TensorProto::FLOAT);
-    tensor->add_dims(count);
+    onnx::TensorProto* tensor = builder.initializer(name, onnx::TensorProto::FLOAT, {count});
     tensor->set_raw_data(std::string(static_cast<size_t>(count) * sizeof(float), '\0'));
   }
   builder.node("Add", {"a", "b"}, {"sum"}, "big_add");
@@ -134,14 +132,8 @@ TEST(FrontendFoldingTest, AttributeOfTheWrongTypeNamesNodeAndAttribute) {
   axis->set_type(onnx::AttributeProto::FLOAT);
   axis->set_f(0.0f);
   builder.output("c");
-  std::string message;
-  try {
-    builder.import();
-  } catch (const InputError& error) {
-    message = error.what();
-  }
-  EXPECT_THAT(message, AllOf(HasSubstr("ONNX node 'cat' (Concat)"),
-                             HasSubstr("attribute 'axis' must be INT, got FLOAT")));
+  EXPECT_THAT(import_error(builder), AllOf(HasSubstr("ONNX node 'cat' (Concat)"),
+                                           HasSubstr("attribute 'axis' must be INT, got FLOAT")));
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "frontend/onnx_importer.h"
+#include "ir/error.h"
 #include "onnx/onnx.pb.h"
 
 namespace kiln::onnx_import::frontend_test {
@@ -60,22 +61,26 @@ class ModelBuilder {
     return node;
   }
 
-  onnx::TensorProto* float_initializer(const std::string& name, const std::vector<int64_t>& dims,
-                                       const std::vector<float>& values) {
+  // An initializer of `data_type` and `dims` without data yet.
+  onnx::TensorProto* initializer(const std::string& name, int data_type,
+                                 const std::vector<int64_t>& dims) {
     onnx::TensorProto* tensor = graph().add_initializer();
     tensor->set_name(name);
-    tensor->set_data_type(onnx::TensorProto::FLOAT);
+    tensor->set_data_type(data_type);
     for (int64_t dim : dims) tensor->add_dims(dim);
+    return tensor;
+  }
+
+  onnx::TensorProto* float_initializer(const std::string& name, const std::vector<int64_t>& dims,
+                                       const std::vector<float>& values) {
+    onnx::TensorProto* tensor = initializer(name, onnx::TensorProto::FLOAT, dims);
     for (float value : values) tensor->add_float_data(value);
     return tensor;
   }
 
   onnx::TensorProto* int64_initializer(const std::string& name, const std::vector<int64_t>& dims,
                                        const std::vector<int64_t>& values) {
-    onnx::TensorProto* tensor = graph().add_initializer();
-    tensor->set_name(name);
-    tensor->set_data_type(onnx::TensorProto::INT64);
-    for (int64_t dim : dims) tensor->add_dims(dim);
+    onnx::TensorProto* tensor = initializer(name, onnx::TensorProto::INT64, dims);
     for (int64_t value : values) tensor->add_int64_data(value);
     return tensor;
   }
@@ -111,6 +116,16 @@ inline void add_float_attr(onnx::NodeProto* node, const std::string& name, float
   attr->set_name(name);
   attr->set_type(onnx::AttributeProto::FLOAT);
   attr->set_f(value);
+}
+
+// The message of the InputError that importing `builder`'s model throws, or "no error".
+inline std::string import_error(const ModelBuilder& builder, const ImportOptions& options = {}) {
+  try {
+    builder.import(options);
+  } catch (const InputError& error) {
+    return error.what();
+  }
+  return "no error";
 }
 
 // A fresh, empty directory under the system temp directory, unique to this process.

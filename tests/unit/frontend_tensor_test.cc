@@ -194,8 +194,7 @@ TEST(FrontendTensorTest, ExternalDataInAModelFile) {
   std::filesystem::create_directories(dir / "data");
   write_file(dir / "data" / "w.bin", as_bytes(std::vector<int64_t>{4, 5}));
   ModelBuilder builder;
-  onnx::TensorProto* w = builder.graph().add_initializer();
-  *w = make_tensor("w", onnx::TensorProto::INT64, {2});
+  onnx::TensorProto* w = builder.initializer("w", onnx::TensorProto::INT64, {2});
   set_external(*w, "data/w.bin", 0, 16);
   builder.output("w");
   write_file(dir / "model.onnx", builder.bytes());

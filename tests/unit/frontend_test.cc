@@ -17,19 +17,11 @@ namespace {
 using frontend_test::add_float_attr;
 using frontend_test::add_ints_attr;
 using frontend_test::fresh_temp_dir;
+using frontend_test::import_error;
 using frontend_test::ModelBuilder;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
 using ::testing::Not;
-
-std::string import_error(const ModelBuilder& builder, const ImportOptions& options = {}) {
-  try {
-    builder.import(options);
-  } catch (const InputError& error) {
-    return error.what();
-  }
-  return "(no error)";
-}
 
 std::string bytes_error(const std::string& bytes) {
   try {

@@ -10,83 +10,78 @@ namespace {
 
 const TensorType kVector{DType::kF32, {2}};
 
-void expect_verify_error(const Graph& graph, const std::string& message) {
-  try {
-    verify_graph(graph);
-    ADD_FAILURE() << "verified without error";
-  } catch (const InputError& error) {
-    EXPECT_NE(std::string(error.what()).find(message), std::string::npos)
-        << "message: " << error.what() << "\nexpected to contain: " << message;
+// Each test starts from a graph with one input, %x of type kVector.
+class IrVerifier : public ::testing::Test {
+ protected:
+  // Expects verifying graph_ to throw an InputError whose message contains `message`.
+  void expect_verify_error(const std::string& message) {
+    try {
+      verify_graph(graph_);
+      ADD_FAILURE() << "verified without error";
+    } catch (const InputError& error) {
+      EXPECT_NE(std::string(error.what()).find(message), std::string::npos)
+          << "message: " << error.what() << "\nexpected to contain: " << message;
+    }
   }
+
+  Graph graph_;
+  Value* x_ = graph_.add_input("x", kVector);
+};
+
+TEST_F(IrVerifier, AcceptsAWellFormedGraph) {
+  Value* one = graph_.add_constant("one", Tensor::scalar_f32(1.0f));
+  Node* sum = graph_.add_node("add", {x_, one});
+  Node* top = graph_.add_node("top_k", {sum->result()}, {{"k", 1}});
+  graph_.set_outputs({top->result(0), top->result(1), x_, one});
+  EXPECT_NO_THROW(verify_graph(graph_));
 }
 
-TEST(IrVerifier, AcceptsAWellFormedGraph) {
-  Graph graph;
-  Value* x = graph.add_input("x", kVector);
-  Value* one = graph.add_constant("one", Tensor::scalar_f32(1.0f));
-  Node* sum = graph.add_node("add", {x, one});
-  Node* top = graph.add_node("top_k", {sum->result()}, {{"k", 1}});
-  graph.set_outputs({top->result(0), top->result(1), x, one});
-  EXPECT_NO_THROW(verify_graph(graph));
-}
-
-TEST(IrVerifier, RejectsAnOperandFromAnotherGraph) {
+TEST_F(IrVerifier, RejectsAnOperandFromAnotherGraph) {
   Graph other;
   Value* foreign = other.add_input("foreign", kVector);
-  Graph graph;
-  Value* x = graph.add_input("x", kVector);
-  Node* relu = graph.add_node("relu", {x}, {}, {"/Relu"});
+  Node* relu = graph_.add_node("relu", {x_}, {}, {"/Relu"});
   relu->set_operand(0, foreign);
-  graph.set_outputs({relu->result()});
-  expect_verify_error(graph,
-                      "relu (onnx: /Relu): operand 0, %foreign (f32[2]), is not defined before "
-                      "the node");
+  graph_.set_outputs({relu->result()});
+  expect_verify_error(
+      "relu (onnx: /Relu): operand 0, %foreign (f32[2]), is not defined before "
+      "the node");
 }
 
-TEST(IrVerifier, RejectsAUseBeforeTheDefinition) {
-  Graph graph;
-  Value* x = graph.add_input("x", kVector);
-  Node* first = graph.add_node("relu", {x});
-  Node* second = graph.add_node("neg", {first->result()});
+TEST_F(IrVerifier, RejectsAUseBeforeTheDefinition) {
+  Node* first = graph_.add_node("relu", {x_});
+  Node* second = graph_.add_node("neg", {first->result()});
   second->result()->set_name("later");
   first->set_operand(0, second->result());
-  graph.set_outputs({second->result()});
-  expect_verify_error(graph, "relu: operand 0, %later (f32[2]), is not defined before the node");
+  graph_.set_outputs({second->result()});
+  expect_verify_error("relu: operand 0, %later (f32[2]), is not defined before the node");
 }
 
-TEST(IrVerifier, RejectsAResultTypeTheShapeFunctionDisagreesWith) {
-  Graph graph;
-  Value* x = graph.add_input("x", kVector);
-  Node* relu = graph.add_node_with_types("relu", {x}, {}, {{DType::kF32, {3}}});
+TEST_F(IrVerifier, RejectsAResultTypeTheShapeFunctionDisagreesWith) {
+  Node* relu = graph_.add_node_with_types("relu", {x_}, {}, {{DType::kF32, {3}}});
   relu->result()->set_name("y");
-  graph.set_outputs({relu->result()});
-  expect_verify_error(graph,
-                      "relu producing %y: result 0 declared f32[3] but shape inference gives "
-                      "f32[2]");
+  graph_.set_outputs({relu->result()});
+  expect_verify_error(
+      "relu producing %y: result 0 declared f32[3] but shape inference gives "
+      "f32[2]");
 }
 
-TEST(IrVerifier, RejectsAttributesTheSchemaDoesNotAllow) {
-  Graph graph;
-  Value* x = graph.add_input("x", kVector);
-  Node* relu = graph.add_node("relu", {x});
+TEST_F(IrVerifier, RejectsAttributesTheSchemaDoesNotAllow) {
+  Node* relu = graph_.add_node("relu", {x_});
   relu->mutable_attrs()["alpha"] = 0.5;
-  graph.set_outputs({relu->result()});
-  expect_verify_error(graph, "relu: unknown attribute 'alpha'");
+  graph_.set_outputs({relu->result()});
+  expect_verify_error("relu: unknown attribute 'alpha'");
 }
 
-TEST(IrVerifier, RejectsAnUndefinedOutput) {
+TEST_F(IrVerifier, RejectsAnUndefinedOutput) {
   Graph other;
   Value* foreign = other.add_input("", kVector);
-  Graph graph;
-  graph.set_outputs({foreign});
-  expect_verify_error(graph, "graph output 0, an unnamed input (f32[2]), is not defined");
+  graph_.set_outputs({foreign});
+  expect_verify_error("graph output 0, an unnamed input (f32[2]), is not defined");
 }
 
-TEST(IrVerifier, RejectsInputsSharingAName) {
-  Graph graph;
-  graph.add_input("x", kVector);
-  graph.add_input("x", kVector);
-  expect_verify_error(graph, "two graph inputs are named 'x'");
+TEST_F(IrVerifier, RejectsInputsSharingAName) {
+  graph_.add_input("x", kVector);  // a second input named like x_
+  expect_verify_error("two graph inputs are named 'x'");
 }
 
 }  // namespace

@@ -6,7 +6,7 @@
 
 #include "frontend/onnx_importer.h"
 #include "frontend_model_builder.h"
-#include "ir/error.h"
+#include "op_test_util.h"
 #include "runtime/reference_interpreter.h"
 
 namespace kiln::onnx_import {
@@ -14,7 +14,10 @@ namespace {
 
 using frontend_test::add_int_attr;
 using frontend_test::add_ints_attr;
+using frontend_test::import_error;
 using frontend_test::ModelBuilder;
+using op_test::iota_tensor;
+using op_test::node_ops;
 using ::testing::HasSubstr;
 
 void add_string_attr(onnx::NodeProto* node, const std::string& name, const std::string& value) {
@@ -22,27 +25,6 @@ void add_string_attr(onnx::NodeProto* node, const std::string& name, const std::
   attr->set_name(name);
   attr->set_type(onnx::AttributeProto::STRING);
   attr->set_s(value);
-}
-
-Tensor iota_f32(Shape shape) {
-  Tensor tensor(DType::kF32, std::move(shape));
-  for (int64_t i = 0; i < tensor.num_elements(); ++i) tensor.set_float(i, static_cast<float>(i));
-  return tensor;
-}
-
-std::vector<std::string> node_ops(const Graph& graph) {
-  std::vector<std::string> ops;
-  for (const Node* node : graph.nodes()) ops.push_back(node->op());
-  return ops;
-}
-
-std::string import_error(const ModelBuilder& builder) {
-  try {
-    builder.import();
-  } catch (const InputError& error) {
-    return error.what();
-  }
-  return "no error";
 }
 
 TEST(LayoutConvertersTest, SqueezeUnsqueezeFlattenBecomeReshapes) {
@@ -106,7 +88,7 @@ TEST(LayoutConvertersTest, SplitBecomesOneSlicePerOutput) {
   for (const char* name : {"a", "b", "c"}) builder.output(name);
   const std::unique_ptr<Graph> graph = builder.import();
   EXPECT_EQ(node_ops(*graph), (std::vector<std::string>{"slice", "slice", "slice"}));
-  const std::vector<Tensor> results = run_reference(*graph, {iota_f32({2, 5})});
+  const std::vector<Tensor> results = run_reference(*graph, {iota_tensor(DType::kF32, {2, 5})});
   EXPECT_EQ(results[0].to_floats(), (std::vector<float>{0, 1, 5, 6}));
   EXPECT_EQ(results[1].to_floats(), (std::vector<float>{2, 3, 7, 8}));
   EXPECT_EQ(results[2].to_floats(), (std::vector<float>{4, 9}));
@@ -162,7 +144,7 @@ TEST(LayoutConvertersTest, PadWithAxesInputPadsOnlyThoseAxes) {
   builder.node("Pad", {"x", "pads", "value", "axes"}, {"y"});
   builder.output("y");
   const std::unique_ptr<Graph> graph = builder.import();
-  const std::vector<Tensor> results = run_reference(*graph, {iota_f32({1, 2})});
+  const std::vector<Tensor> results = run_reference(*graph, {iota_tensor(DType::kF32, {1, 2})});
   EXPECT_EQ(results[0].shape(), (Shape{1, 5}));
   EXPECT_EQ(results[0].to_floats(), (std::vector<float>{7, 0, 1, 7, 7}));
 }

@@ -3,54 +3,16 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <numeric>
+#include <limits>
 
 #include "ir/error.h"
-#include "ir/graph.h"
-#include "runtime/reference_interpreter.h"
+#include "ir/tensor.h"
+#include "op_test_util.h"
 
-namespace kiln {
+namespace kiln::op_test {
 namespace {
 
 using ::testing::HasSubstr;
-
-Tensor iota_tensor(DType dtype, Shape shape, double first = 0) {
-  Tensor tensor(dtype, std::move(shape));
-  for (int64_t i = 0; i < tensor.num_elements(); ++i) tensor.set_double(i, first + i);
-  return tensor;
-}
-
-Tensor i64_tensor(Shape shape, const std::vector<int64_t>& values) {
-  return Tensor::from_vector(DType::kI64, std::move(shape), values);
-}
-
-// Runs one `op` node on `inputs` (graph inputs) and returns its only result.
-Tensor run_op(const std::string& op, const std::vector<Tensor>& inputs, AttributeMap attrs = {}) {
-  Graph graph;
-  std::vector<Value*> operands;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    operands.push_back(graph.add_input("x" + std::to_string(i), inputs[i].type()));
-  }
-  Node* node = graph.add_node(op, operands, std::move(attrs));
-  graph.set_outputs({node->result()});
-  return run_reference(graph, inputs).at(0);
-}
-
-// The message of the InputError that adding the node throws.
-std::string add_node_error(const std::string& op, const std::vector<TensorType>& types,
-                           AttributeMap attrs) {
-  Graph graph;
-  std::vector<Value*> operands;
-  for (size_t i = 0; i < types.size(); ++i) {
-    operands.push_back(graph.add_input("x" + std::to_string(i), types[i]));
-  }
-  try {
-    graph.add_node(op, operands, std::move(attrs));
-  } catch (const InputError& error) {
-    return error.what();
-  }
-  return "no error";
-}
 
 TEST(LayoutOpsTest, ReshapeKeepsElementOrder) {
   const Tensor out = run_op("reshape", {iota_tensor(DType::kF16, {2, 3})},
@@ -282,4 +244,4 @@ TEST(LayoutOpsTest, ResizeRejectsUnknownModes) {
 }
 
 }  // namespace
-}  // namespace kiln
+}  // namespace kiln::op_test

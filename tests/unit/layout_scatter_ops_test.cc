@@ -5,51 +5,33 @@
 
 #include "ir/error.h"
 #include "ir/graph.h"
-#include "runtime/reference_interpreter.h"
+#include "op_test_util.h"
 
-namespace kiln {
+namespace kiln::op_test {
 namespace {
 
 using ::testing::HasSubstr;
 
-Tensor f32(Shape shape, const std::vector<float>& values) {
-  return Tensor::from_vector(DType::kF32, std::move(shape), values);
-}
-
-Tensor i64(Shape shape, const std::vector<int64_t>& values) {
-  return Tensor::from_vector(DType::kI64, std::move(shape), values);
-}
-
-Tensor run_op(const std::string& op, const std::vector<Tensor>& inputs, AttributeMap attrs = {}) {
-  Graph graph;
-  std::vector<Value*> operands;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    operands.push_back(graph.add_input("x" + std::to_string(i), inputs[i].type()));
-  }
-  graph.set_outputs({graph.add_node(op, operands, std::move(attrs))->result()});
-  return run_reference(graph, inputs).at(0);
-}
-
 TEST(LayoutScatterOpsTest, GatherNdPicksRowsAndElements) {
-  const Tensor data = f32({2, 2}, {0, 1, 2, 3});
-  const Tensor rows = run_op("gather_nd", {data, i64({2, 1}, {1, 0})});
+  const Tensor data = f32_tensor({2, 2}, {0, 1, 2, 3});
+  const Tensor rows = run_op("gather_nd", {data, i64_tensor({2, 1}, {1, 0})});
   EXPECT_EQ(rows.shape(), (Shape{2, 2}));
   EXPECT_EQ(rows.to_floats(), (std::vector<float>{2, 3, 0, 1}));
-  const Tensor elements = run_op("gather_nd", {data, i64({2, 2}, {0, 0, -1, 1})});
+  const Tensor elements = run_op("gather_nd", {data, i64_tensor({2, 2}, {0, 0, -1, 1})});
   EXPECT_EQ(elements.to_floats(), (std::vector<float>{0, 3}));
 }
 
 TEST(LayoutScatterOpsTest, GatherNdWithBatchDims) {
-  const Tensor data = f32({2, 2, 2}, {0, 1, 2, 3, 4, 5, 6, 7});
-  const Tensor out = run_op("gather_nd", {data, i64({2, 1}, {1, 0})}, {{"batch_dims", 1}});
+  const Tensor data = f32_tensor({2, 2, 2}, {0, 1, 2, 3, 4, 5, 6, 7});
+  const Tensor out = run_op("gather_nd", {data, i64_tensor({2, 1}, {1, 0})}, {{"batch_dims", 1}});
   EXPECT_EQ(out.shape(), (Shape{2, 2}));
   EXPECT_EQ(out.to_floats(), (std::vector<float>{2, 3, 4, 5}));
 }
 
 TEST(LayoutScatterOpsTest, ScatterNdReplacesAndAdds) {
-  const Tensor data = f32({4}, {1, 2, 3, 4});
-  const Tensor indices = i64({3, 1}, {3, 1, 3});
-  const Tensor updates = f32({3}, {10, 20, 30});
+  const Tensor data = f32_tensor({4}, {1, 2, 3, 4});
+  const Tensor indices = i64_tensor({3, 1}, {3, 1, 3});
+  const Tensor updates = f32_tensor({3}, {10, 20, 30});
   EXPECT_EQ(run_op("scatter_nd", {data, indices, updates}).to_floats(),
             (std::vector<float>{1, 20, 3, 30}));
   EXPECT_EQ(run_op("scatter_nd", {data, indices, updates}, {{"reduction", "add"}}).to_floats(),
@@ -57,9 +39,9 @@ TEST(LayoutScatterOpsTest, ScatterNdReplacesAndAdds) {
 }
 
 TEST(LayoutScatterOpsTest, ScatterElementsWithMaxReduction) {
-  const Tensor data = i64({2, 2}, {5, 5, 5, 5});
-  const Tensor indices = i64({2, 1}, {1, 0});
-  const Tensor updates = i64({2, 1}, {9, 1});
+  const Tensor data = i64_tensor({2, 2}, {5, 5, 5, 5});
+  const Tensor indices = i64_tensor({2, 1}, {1, 0});
+  const Tensor updates = i64_tensor({2, 1}, {9, 1});
   const Tensor out =
       run_op("scatter_elements", {data, indices, updates}, {{"axis", 1}, {"reduction", "max"}});
   EXPECT_EQ(out.to_ints(), (std::vector<int64_t>{5, 9, 5, 5}));
@@ -82,9 +64,10 @@ TEST(LayoutScatterOpsTest, ScatterRejectsBadUpdatesAndReduction) {
 }
 
 TEST(LayoutScatterOpsTest, ScatterNdRejectsOutOfRangeIndex) {
-  EXPECT_THROW(run_op("scatter_nd", {f32({2}, {0, 0}), i64({1, 1}, {2}), f32({1}, {1})}),
+  EXPECT_THROW(run_op("scatter_nd",
+                      {f32_tensor({2}, {0, 0}), i64_tensor({1, 1}, {2}), f32_tensor({1}, {1})}),
                InputError);
 }
 
 }  // namespace
-}  // namespace kiln
+}  // namespace kiln::op_test

@@ -7,11 +7,10 @@
 #include <cmath>
 #include <limits>
 
-#include "ir/error.h"
-#include "ir/graph.h"
-#include "runtime/reference_interpreter.h"
+#include "ir/tensor.h"
+#include "op_test_util.h"
 
-namespace kiln {
+namespace kiln::op_test {
 namespace {
 
 using ::testing::ElementsAre;
@@ -19,65 +18,22 @@ using ::testing::FloatNear;
 using ::testing::HasSubstr;
 using ::testing::Pointwise;
 
-Tensor f32(Shape shape, const std::vector<float>& values) {
-  return Tensor::from_vector(DType::kF32, std::move(shape), values);
-}
-
-Tensor iota(DType dtype, Shape shape, double first = 0) {
-  Tensor tensor(dtype, std::move(shape));
-  for (int64_t i = 0; i < tensor.num_elements(); ++i) tensor.set_double(i, first + i);
-  return tensor;
-}
-
-// Runs one `op` node on `inputs` (graph inputs) and returns all its results.
-std::vector<Tensor> run_op_results(const std::string& op, const std::vector<Tensor>& inputs,
-                                   AttributeMap attrs = {}) {
-  Graph graph;
-  std::vector<Value*> operands;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    operands.push_back(graph.add_input("x" + std::to_string(i), inputs[i].type()));
-  }
-  Node* node = graph.add_node(op, operands, std::move(attrs));
-  graph.set_outputs(node->results());
-  return run_reference(graph, inputs);
-}
-
-Tensor run_op(const std::string& op, const std::vector<Tensor>& inputs, AttributeMap attrs = {}) {
-  return run_op_results(op, inputs, std::move(attrs)).at(0);
-}
-
-// The message of the InputError that adding the node throws.
-std::string add_node_error(const std::string& op, const std::vector<TensorType>& types,
-                           AttributeMap attrs = {}) {
-  Graph graph;
-  std::vector<Value*> operands;
-  for (size_t i = 0; i < types.size(); ++i) {
-    operands.push_back(graph.add_input("x" + std::to_string(i), types[i]));
-  }
-  try {
-    graph.add_node(op, operands, std::move(attrs));
-  } catch (const InputError& error) {
-    return error.what();
-  }
-  return "no error";
-}
-
 std::vector<int64_t> ints(std::initializer_list<int64_t> values) { return values; }
 
 // ---- conv, conv_transpose ---------------------------------------------------------------------
 
 TEST(NnOpsTest, ConvWithPaddingAndStride) {
   // 1x1x3x3 input 0..8, 2x2 kernel of ones, pads 1 at the beginning only, stride 2.
-  const Tensor y =
-      run_op("conv", {iota(DType::kF32, {1, 1, 3, 3}), f32({1, 1, 2, 2}, {1, 1, 1, 1})},
-             {{"strides", ints({2, 2})}, {"pads", ints({1, 1, 0, 0})}});
+  const Tensor y = run_op(
+      "conv", {iota_tensor(DType::kF32, {1, 1, 3, 3}), f32_tensor({1, 1, 2, 2}, {1, 1, 1, 1})},
+      {{"strides", ints({2, 2})}, {"pads", ints({1, 1, 0, 0})}});
   EXPECT_EQ(y.shape(), (Shape{1, 1, 2, 2}));
   EXPECT_EQ(y.to_floats(), (std::vector<float>{0, 1 + 2, 3 + 6, 4 + 5 + 7 + 8}));
 }
 
 TEST(NnOpsTest, ConvAddsTheBiasPerChannel) {
-  const Tensor y =
-      run_op("conv", {f32({1, 1, 1, 2}, {1, 2}), f32({2, 1, 1, 1}, {1, -1}), f32({2}, {10, 20})});
+  const Tensor y = run_op("conv", {f32_tensor({1, 1, 1, 2}, {1, 2}),
+                                   f32_tensor({2, 1, 1, 1}, {1, -1}), f32_tensor({2}, {10, 20})});
   EXPECT_EQ(y.to_floats(), (std::vector<float>{11, 12, 19, 18}));
 }
 
@@ -108,16 +64,18 @@ TEST(NnOpsTest, ConvRejectsAKernelLargerThanThePaddedInput) {
 
 TEST(NnOpsTest, ConvTransposeScattersEachInput) {
   // Stride 2, kernel [1, 10]: each input x lands at 2i (x) and 2i+1 (10x); output_padding 1.
-  const Tensor y = run_op("conv_transpose", {f32({1, 1, 3}, {1, 2, 3}), f32({1, 1, 2}, {1, 10})},
-                          {{"strides", ints({2})}, {"output_padding", ints({1})}});
+  const Tensor y =
+      run_op("conv_transpose", {f32_tensor({1, 1, 3}, {1, 2, 3}), f32_tensor({1, 1, 2}, {1, 10})},
+             {{"strides", ints({2})}, {"output_padding", ints({1})}});
   EXPECT_EQ(y.shape(), (Shape{1, 1, 7}));
   EXPECT_EQ(y.to_floats(), (std::vector<float>{1, 10, 2, 20, 3, 30, 0}));
 }
 
 TEST(NnOpsTest, ConvTransposeOverlapsAndCropsPads) {
   // Stride 1, kernel [1, 1]: y = [1, 3, 5, 3]; pads [1, 0] drop the first element.
-  const Tensor y = run_op("conv_transpose", {f32({1, 1, 3}, {1, 2, 3}), f32({1, 1, 2}, {1, 1})},
-                          {{"pads", ints({1, 0})}});
+  const Tensor y =
+      run_op("conv_transpose", {f32_tensor({1, 1, 3}, {1, 2, 3}), f32_tensor({1, 1, 2}, {1, 1})},
+             {{"pads", ints({1, 0})}});
   EXPECT_EQ(y.to_floats(), (std::vector<float>{3, 5, 3}));
 }
 
@@ -125,9 +83,10 @@ TEST(NnOpsTest, ConvTransposeOverlapsAndCropsPads) {
 
 TEST(NnOpsTest, GemmWithTransposesAlphaBetaAndBroadcastBias) {
   // A^T = [[1,2],[3,4]], B^T = [[1,0],[0,1]] -> A^T B^T = A^T; 2·that + 10·[1, 2].
-  const Tensor y =
-      run_op("gemm", {f32({2, 2}, {1, 3, 2, 4}), f32({2, 2}, {1, 0, 0, 1}), f32({2}, {1, 2})},
-             {{"transA", int64_t{1}}, {"transB", int64_t{1}}, {"alpha", 2.0}, {"beta", 10.0}});
+  const Tensor y = run_op(
+      "gemm",
+      {f32_tensor({2, 2}, {1, 3, 2, 4}), f32_tensor({2, 2}, {1, 0, 0, 1}), f32_tensor({2}, {1, 2})},
+      {{"transA", int64_t{1}}, {"transB", int64_t{1}}, {"alpha", 2.0}, {"beta", 10.0}});
   EXPECT_EQ(y.to_floats(), (std::vector<float>{12, 24, 16, 28}));
 }
 
@@ -144,19 +103,21 @@ TEST(NnOpsTest, GemmRejectsABiasThatDoesNotBroadcast) {
 
 TEST(NnOpsTest, MatMulBroadcastsBatches) {
   // A [2,1,2,2] (two batches), B [3,2,1]: result [2,3,2,1].
-  const Tensor y =
-      run_op("matmul", {iota(DType::kF32, {2, 1, 2, 2}), iota(DType::kF32, {3, 2, 1})});
+  const Tensor y = run_op(
+      "matmul", {iota_tensor(DType::kF32, {2, 1, 2, 2}), iota_tensor(DType::kF32, {3, 2, 1})});
   EXPECT_EQ(y.shape(), (Shape{2, 3, 2, 1}));
   EXPECT_EQ(y.to_floats(), (std::vector<float>{1, 3, 3, 13, 5, 23, 5, 7, 23, 33, 41, 59}));
 }
 
 TEST(NnOpsTest, MatMulOneDimensionalOperands) {
-  EXPECT_EQ(run_op("matmul", {f32({3}, {1, 2, 3}), f32({3}, {4, 5, 6})}).shape(), Shape{});
-  const Tensor vector_matrix = run_op("matmul", {f32({2}, {1, 2}), iota(DType::kF32, {2, 3})});
+  EXPECT_EQ(run_op("matmul", {f32_tensor({3}, {1, 2, 3}), f32_tensor({3}, {4, 5, 6})}).shape(),
+            Shape{});
+  const Tensor vector_matrix =
+      run_op("matmul", {f32_tensor({2}, {1, 2}), iota_tensor(DType::kF32, {2, 3})});
   EXPECT_EQ(vector_matrix.shape(), (Shape{3}));
   EXPECT_EQ(vector_matrix.to_floats(), (std::vector<float>{6, 9, 12}));
   const Tensor matrix_vector =
-      run_op("matmul", {iota(DType::kF32, {2, 2, 3}), f32({3}, {1, 0, 1})});
+      run_op("matmul", {iota_tensor(DType::kF32, {2, 2, 3}), f32_tensor({3}, {1, 0, 1})});
   EXPECT_EQ(matrix_vector.shape(), (Shape{2, 2}));
   EXPECT_EQ(matrix_vector.to_floats(), (std::vector<float>{2, 8, 14, 20}));
 }
@@ -178,10 +139,11 @@ TEST(NnOpsTest, MatMulRejectsMismatchedInnerDims) {
 
 TEST(NnOpsTest, BatchNormalizationPerChannel) {
   // Channel 0: (x - 1) / sqrt(4) · 2 + 1; channel 1: (x - 0) / 1 · 1 + 0 (epsilon 0).
-  const Tensor y = run_op("batch_normalization",
-                          {f32({1, 2, 2}, {3, 5, 7, -1}), f32({2}, {2, 1}), f32({2}, {1, 0}),
-                           f32({2}, {1, 0}), f32({2}, {4, 1})},
-                          {{"epsilon", 0.0}});
+  const Tensor y =
+      run_op("batch_normalization",
+             {f32_tensor({1, 2, 2}, {3, 5, 7, -1}), f32_tensor({2}, {2, 1}),
+              f32_tensor({2}, {1, 0}), f32_tensor({2}, {1, 0}), f32_tensor({2}, {4, 1})},
+             {{"epsilon", 0.0}});
   EXPECT_EQ(y.to_floats(), (std::vector<float>{3, 5, 7, -1}));
 }
 
@@ -192,9 +154,10 @@ TEST(NnOpsTest, BatchNormalizationRejectsWrongStatShapes) {
 }
 
 TEST(NnOpsTest, InstanceNormalizationNormalizesEachPlane) {
-  const Tensor y = run_op("instance_normalization",
-                          {f32({1, 2, 2}, {1, 3, 10, 10}), f32({2}, {1, 2}), f32({2}, {0, 5})},
-                          {{"epsilon", 0.0}});
+  const Tensor y = run_op(
+      "instance_normalization",
+      {f32_tensor({1, 2, 2}, {1, 3, 10, 10}), f32_tensor({2}, {1, 2}), f32_tensor({2}, {0, 5})},
+      {{"epsilon", 0.0}});
   // Plane 0: mean 2, std 1 -> [-1, 1]; plane 1 has zero variance (eps 0) -> NaN.
   EXPECT_FLOAT_EQ(y.get_float(0), -1.0f);
   EXPECT_FLOAT_EQ(y.get_float(1), 1.0f);
@@ -203,7 +166,8 @@ TEST(NnOpsTest, InstanceNormalizationNormalizesEachPlane) {
 
 TEST(NnOpsTest, LayerNormalizationOverTrailingAxes) {
   const Tensor y =
-      run_op("layer_normalization", {f32({2, 2}, {1, 3, 5, 5}), f32({2}, {2, 2}), f32({2}, {0, 1})},
+      run_op("layer_normalization",
+             {f32_tensor({2, 2}, {1, 3, 5, 5}), f32_tensor({2}, {2, 2}), f32_tensor({2}, {0, 1})},
              {{"epsilon", 0.0}});
   // Row 0: mean 2, std 1 -> [-1, 1]·2 + [0, 1]; row 1 has zero variance (eps 0) -> NaN.
   EXPECT_FLOAT_EQ(y.get_float(0), -2.0f);
@@ -212,9 +176,9 @@ TEST(NnOpsTest, LayerNormalizationOverTrailingAxes) {
 }
 
 TEST(NnOpsTest, LayerNormalizationWithStatsReturnsMeanAndInverseStdDev) {
-  const std::vector<Tensor> results =
-      run_op_results("layer_normalization_with_stats",
-                     {f32({2, 2}, {1, 3, 4, 8}), f32({2}, {1, 1})}, {{"epsilon", 0.0}});
+  const std::vector<Tensor> results = run_op_results(
+      "layer_normalization_with_stats", {f32_tensor({2, 2}, {1, 3, 4, 8}), f32_tensor({2}, {1, 1})},
+      {{"epsilon", 0.0}});
   ASSERT_EQ(results.size(), 3u);
   EXPECT_EQ(results[1].shape(), (Shape{2, 1}));
   EXPECT_EQ(results[1].to_floats(), (std::vector<float>{2, 6}));
@@ -230,10 +194,10 @@ TEST(NnOpsTest, LayerNormalizationRejectsAScaleThatDoesNotBroadcast) {
 // ---- softmax ----------------------------------------------------------------------------------
 
 TEST(NnOpsTest, SoftmaxAndLogSoftmaxAlongAnAxis) {
-  const Tensor x = f32({2, 2}, {0, 1000, std::log(3.0f), 0});
+  const Tensor x = f32_tensor({2, 2}, {0, 1000, std::log(3.0f), 0});
   const Tensor y = run_op("softmax", {x}, {{"axis", int64_t{0}}});
   EXPECT_THAT(y.to_floats(), Pointwise(FloatNear(1e-6), std::vector<float>{0.25, 1, 0.75, 0}));
-  const Tensor log_y = run_op("log_softmax", {f32({2}, {0, 0})});
+  const Tensor log_y = run_op("log_softmax", {f32_tensor({2}, {0, 0})});
   EXPECT_THAT(log_y.to_floats(),
               Pointwise(FloatNear(1e-6), std::vector<float>{-std::log(2.0f), -std::log(2.0f)}));
 }
@@ -248,7 +212,7 @@ TEST(NnOpsTest, SoftmaxRejectsIntegersAndBadAxes) {
 // ---- reductions -------------------------------------------------------------------------------
 
 TEST(NnOpsTest, ReductionsOverChosenAxes) {
-  const Tensor x = iota(DType::kF32, {2, 3}, 1);  // [[1,2,3],[4,5,6]]
+  const Tensor x = iota_tensor(DType::kF32, {2, 3}, 1);  // [[1,2,3],[4,5,6]]
   EXPECT_EQ(run_op("reduce_sum", {x}, {{"axes", ints({1})}}).to_floats(),
             (std::vector<float>{6, 15}));
   const Tensor mean = run_op("reduce_mean", {x}, {{"axes", ints({0})}, {"keepdims", int64_t{0}}});
@@ -260,14 +224,14 @@ TEST(NnOpsTest, ReductionsOverChosenAxes) {
             (std::vector<float>{6, 120}));
   EXPECT_EQ(run_op("reduce_sum_square", {x}, {{"axes", ints({0})}}).to_floats(),
             (std::vector<float>{17, 29, 45}));
-  EXPECT_EQ(run_op("reduce_l1", {f32({2}, {-3, 4})}).to_floats(), (std::vector<float>{7}));
-  EXPECT_EQ(run_op("reduce_l2", {f32({2}, {-3, 4})}).to_floats(), (std::vector<float>{5}));
-  EXPECT_THAT(run_op("reduce_log_sum_exp", {f32({2}, {1000, 1000})}).to_floats(),
+  EXPECT_EQ(run_op("reduce_l1", {f32_tensor({2}, {-3, 4})}).to_floats(), (std::vector<float>{7}));
+  EXPECT_EQ(run_op("reduce_l2", {f32_tensor({2}, {-3, 4})}).to_floats(), (std::vector<float>{5}));
+  EXPECT_THAT(run_op("reduce_log_sum_exp", {f32_tensor({2}, {1000, 1000})}).to_floats(),
               Pointwise(FloatNear(1e-3), std::vector<float>{1000 + std::log(2.0f)}));
 }
 
 TEST(NnOpsTest, ReduceWithEmptyAxesAndNoopIsTheIdentity) {
-  const Tensor x = iota(DType::kI64, {2, 2});
+  const Tensor x = iota_tensor(DType::kI64, {2, 2});
   const Tensor y = run_op("reduce_sum", {x}, {{"noop_with_empty_axes", int64_t{1}}});
   EXPECT_EQ(y.shape(), (Shape{2, 2}));
   EXPECT_EQ(y.to_ints(), x.to_ints());
@@ -296,7 +260,7 @@ TEST(NnOpsTest, ReduceRejectsRepeatedAxesAndBool) {
 }
 
 TEST(NnOpsTest, ArgMaxAndArgMinBreakTies) {
-  const Tensor x = f32({2, 3}, {1, 5, 5, 2, 2, 0});
+  const Tensor x = f32_tensor({2, 3}, {1, 5, 5, 2, 2, 0});
   EXPECT_EQ(run_op("arg_max", {x}, {{"axis", int64_t{1}}}).to_ints(), (std::vector<int64_t>{1, 0}));
   const Tensor last =
       run_op("arg_max", {x},
@@ -310,7 +274,7 @@ TEST(NnOpsTest, ArgMaxAndArgMinBreakTies) {
 // ---- pooling ----------------------------------------------------------------------------------
 
 TEST(NnOpsTest, GlobalPools) {
-  const Tensor x = iota(DType::kF32, {1, 2, 2, 2});
+  const Tensor x = iota_tensor(DType::kF32, {1, 2, 2, 2});
   const Tensor average = run_op("global_average_pool", {x});
   EXPECT_EQ(average.shape(), (Shape{1, 2, 1, 1}));
   EXPECT_EQ(average.to_floats(), (std::vector<float>{1.5, 5.5}));
@@ -318,7 +282,7 @@ TEST(NnOpsTest, GlobalPools) {
 }
 
 TEST(NnOpsTest, AveragePoolCountsPaddingOnlyWhenAsked) {
-  const Tensor x = f32({1, 1, 3}, {3, 6, 9});
+  const Tensor x = f32_tensor({1, 1, 3}, {3, 6, 9});
   const AttributeMap attrs = {
       {"kernel_shape", ints({2})}, {"pads", ints({1, 0})}, {"strides", ints({2})}};
   EXPECT_EQ(run_op("average_pool", {x}, attrs).to_floats(), (std::vector<float>{3, 7.5}));
@@ -328,7 +292,7 @@ TEST(NnOpsTest, AveragePoolCountsPaddingOnlyWhenAsked) {
 }
 
 TEST(NnOpsTest, PoolCeilModeAddsAPartialWindow) {
-  const Tensor x = f32({1, 1, 5}, {1, 2, 3, 4, 5});
+  const Tensor x = f32_tensor({1, 1, 5}, {1, 2, 3, 4, 5});
   const AttributeMap attrs = {
       {"kernel_shape", ints({2})}, {"strides", ints({2})}, {"ceil_mode", int64_t{1}}};
   EXPECT_EQ(run_op("max_pool", {x}, attrs).to_floats(), (std::vector<float>{2, 4, 5}));
@@ -336,7 +300,7 @@ TEST(NnOpsTest, PoolCeilModeAddsAPartialWindow) {
 }
 
 TEST(NnOpsTest, MaxPoolWithIndicesInBothStorageOrders) {
-  const Tensor x = f32({1, 1, 2, 3}, {1, 9, 2, 8, 3, 7});
+  const Tensor x = f32_tensor({1, 1, 2, 3}, {1, 9, 2, 8, 3, 7});
   const AttributeMap attrs = {{"kernel_shape", ints({2, 2})}};
   const std::vector<Tensor> row_major = run_op_results("max_pool_with_indices", {x}, attrs);
   EXPECT_EQ(row_major[0].to_floats(), (std::vector<float>{9, 9}));
@@ -363,7 +327,7 @@ TEST(NnOpsTest, PoolRejectsAMissingOrMismatchedKernelShape) {
 // ---- top_k, cum_sum ---------------------------------------------------------------------------
 
 TEST(NnOpsTest, TopKOrdersTiesByIndex) {
-  const Tensor x = f32({1, 5}, {3, 1, 3, 2, 3});
+  const Tensor x = f32_tensor({1, 5}, {3, 1, 3, 2, 3});
   const std::vector<Tensor> largest = run_op_results("top_k", {x}, {{"k", int64_t{3}}});
   EXPECT_EQ(largest[0].to_floats(), (std::vector<float>{3, 3, 3}));
   EXPECT_EQ(largest[1].to_ints(), (std::vector<int64_t>{0, 2, 4}));
@@ -391,4 +355,4 @@ TEST(NnOpsTest, CumSumExclusiveAndReverse) {
 }
 
 }  // namespace
-}  // namespace kiln
+}  // namespace kiln::op_test

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Builds kiln on the GPU test host (see ../shared/gpu/README.md: Ubuntu 24.04, CUDA 13, protobuf
+# 3.21, the onnx package's onnx.proto, no apt or pip) and runs what needs or may use the GPU:
+# `ctest -L gpu`, the CPU suites that run there (unit, onnx), and the benchmarks in bench/.
+# Every log goes to $OUT (the device tool's output folder) or build-gpu/logs.
+#
+# usage: scripts/gpu-host.sh
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${OUT:-$PWD/build-gpu/logs}
+mkdir -p "$out"
+status=0
+step() {  # step NAME COMMAND...: runs COMMAND, logs to $out/NAME.log, records a failure
+  local name=$1
+  shift
+  local start=$SECONDS
+  if "$@" >"$out/$name.log" 2>&1; then
+    echo "$name: ok ($((SECONDS - start)) s)"
+  else
+    echo "$name: FAILED ($((SECONDS - start)) s), see $name.log"
+    tail -n 30 "$out/$name.log"
+    status=1
+  fi
+}
+
+nvidia-smi >"$out/nvidia-smi.log" 2>&1 || echo "no nvidia-smi: is this the GPU host?"
+step configure cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release
+step build cmake --build build-gpu -j"$(nproc)"
+step ctest-gpu ctest --test-dir build-gpu -L gpu --output-on-failure
+step ctest-cpu ctest --test-dir build-gpu -L "unit|onnx" -j"$(nproc)" --output-on-failure
+if ls bench/*.py >/dev/null 2>&1 || ls bench/*.sh >/dev/null 2>&1; then
+  for bench in bench/*.py bench/*.sh; do
+    [ -f "$bench" ] && step "bench-$(basename "$bench")" "$bench" build-gpu/bin/kiln "$out"
+  done
+else
+  echo "bench: no benchmarks yet (bench/ is empty until the GPU path exists)"
+fi
+grep -h "tests passed\|No tests were found" "$out"/ctest-*.log
+exit $status
