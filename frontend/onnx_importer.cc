@@ -7,9 +7,8 @@
 //   4. Graph inputs that are not initializers become graph inputs, with symbolic dimensions
 //      bound from ImportOptions::input_shapes; inputs in ImportOptions::bound_inputs become
 //      constants.
-//   5. Nodes, in the model's (topological) order: Constant nodes become constants; the others
-//      go through their converter, whose emitted kiln nodes fold into constants when all their
-//      operands are constants.
+//   5. Nodes, in the model's (topological) order, go through their converter, whose emitted
+//      kiln nodes fold into constants when all their operands are constants.
 //   6. Graph outputs are looked up by name; unused constants are dropped.
 //
 // Every error names the file (or "<memory>"), and the node, input or tensor at fault.
@@ -20,7 +19,6 @@
 #include <set>
 #include <unordered_map>
 
-#include "frontend/constant_node.h"
 #include "frontend/import_session.h"
 #include "frontend/input_signature.h"
 #include "frontend/node_importer.h"
@@ -92,10 +90,7 @@ void ModelImporter::check_versions() {
                      " is not supported (kiln reads IR versions " + std::to_string(kMinIrVersion) +
                      " to " + std::to_string(onnx::IR_VERSION) + ")");
   }
-  for (const onnx::OperatorSetIdProto& entry : model_.opset_import()) {
-    const std::string domain = is_default_domain(entry.domain()) ? "" : entry.domain();
-    opsets_[domain] = entry.version();
-  }
+  opsets_ = opset_versions(model_);
   auto opset = opsets_.find("");
   if (opset == opsets_.end()) {
     // A model of other domains' ops only: the unsupported-op report names them.
@@ -229,12 +224,6 @@ void ModelImporter::import_node(size_t index) {
   const std::string node_name = onnx_node_name(node, index);
   session_.set_node_index(index);
   std::vector<Value*> inputs = node_inputs(node, node_name);
-  if (node.op_type() == "Constant") {
-    Tensor value = constant_node_value(node, node_name, session_.base_dir());
-    if (node.output(0).empty()) return;
-    define(node.output(0), {graph_->add_constant(node.output(0), std::move(value)), node_name, 0});
-    return;
-  }
   const int opset = static_cast<int>(opsets_.at(""));
   ConvertFn convert = ConverterTable::global().find(node.op_type(), opset);
   NodeImporter importer(session_, node, opset, std::move(inputs));

@@ -25,13 +25,6 @@ std::string describe_op(const onnx::NodeProto& node, const OpsetVersions& opsets
   return text + " (domain not in opset_import)";
 }
 
-bool is_supported(const onnx::NodeProto& node, const OpsetVersions& opsets) {
-  if (!is_default_domain(node.domain())) return false;
-  if (node.op_type() == "Constant") return true;
-  const int64_t opset = opsets.at("");
-  return ConverterTable::global().find(node.op_type(), static_cast<int>(opset)) != nullptr;
-}
-
 struct UnsupportedOp {
   std::string op;  // describe_op()
   std::vector<std::string> nodes;
@@ -49,6 +42,20 @@ std::string format_line(const UnsupportedOp& op) {
 }
 
 }  // namespace
+
+OpsetVersions opset_versions(const onnx::ModelProto& model) {
+  OpsetVersions opsets;
+  for (const onnx::OperatorSetIdProto& entry : model.opset_import()) {
+    opsets[is_default_domain(entry.domain()) ? "" : entry.domain()] = entry.version();
+  }
+  return opsets;
+}
+
+bool is_supported(const onnx::NodeProto& node, const OpsetVersions& opsets) {
+  auto opset = opsets.find("");
+  if (!is_default_domain(node.domain()) || opset == opsets.end()) return false;
+  return ConverterTable::global().find(node.op_type(), static_cast<int>(opset->second)) != nullptr;
+}
 
 void require_supported_ops(const onnx::GraphProto& graph, const OpsetVersions& opsets) {
   std::vector<UnsupportedOp> unsupported;  // in order of first appearance

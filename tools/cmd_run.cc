@@ -36,7 +36,9 @@ std::map<std::string, Tensor> read_input_files(const std::vector<std::string>& s
     if (equals == std::string::npos || equals == 0) {
       throw InputError("--input '" + spec + "': expected NAME=FILE.npy or NAME=FILE.pb");
     }
-    tensors[spec.substr(0, equals)] = read_tensor_file(spec.substr(equals + 1));
+    const std::string name = spec.substr(0, equals);
+    if (tensors.count(name)) throw InputError("--input '" + name + "' is given twice");
+    tensors[name] = read_tensor_file(spec.substr(equals + 1));
   }
   return tensors;
 }
@@ -83,6 +85,14 @@ int run_model(const RunOptions& options) {
   if (options.device == "auto") {
     std::cerr << "note: no GPU backend in this build; running on the CPU reference interpreter\n";
   }
+  if (!options.output_dir.empty()) {
+    std::error_code error;
+    std::filesystem::create_directories(options.output_dir, error);
+    if (error) {
+      throw InputError("--output-dir '" + options.output_dir + "': cannot create (" +
+                       error.message() + ")");
+    }
+  }
   const std::map<std::string, Tensor> given = read_input_files(options.inputs);
   onnx_import::ImportOptions import_options;
   import_options.input_shapes = parse_input_shapes(options.input_shapes);
@@ -99,7 +109,6 @@ int run_model(const RunOptions& options) {
   std::cerr << fmt::format("ran {} nodes on the CPU reference in {:.3f} s\n", graph->num_nodes(),
                            seconds);
 
-  if (!options.output_dir.empty()) std::filesystem::create_directories(options.output_dir);
   bool all_match = true;
   for (size_t i = 0; i < outputs.size(); ++i) {
     const std::string name = graph->outputs()[i]->name();

@@ -18,8 +18,9 @@
 #include <memory>
 #include <set>
 
-#include "frontend/node_importer.h"
 #include "frontend/onnx_importer.h"
+#include "frontend/op_support.h"
+#include "frontend/proto_io.h"
 #include "frontend/tensor_proto.h"
 #include "ir/error.h"
 #include "onnx/onnx.pb.h"
@@ -49,16 +50,27 @@ struct CaseResult {
 // Case directories: each DIR holding model.onnx, or the sorted subdirectories of DIR that do.
 std::vector<fs::path> find_cases(const std::vector<std::string>& dirs) {
   std::vector<fs::path> cases;
+  // The error_code overloads: a path the OS rejects (too long, no permission) is bad input.
+  const auto has_model = [](const fs::path& dir) {
+    std::error_code ignored;
+    return fs::exists(dir / "model.onnx", ignored);
+  };
+  std::error_code error;
   for (const std::string& dir : dirs) {
-    if (fs::exists(fs::path(dir) / "model.onnx")) {
+    if (has_model(dir)) {
       cases.push_back(dir);
       continue;
     }
-    if (!fs::is_directory(dir)) throw InputError(dir + ": no such directory");
-    std::vector<fs::path> found;
-    for (const fs::directory_entry& entry : fs::directory_iterator(dir)) {
-      if (fs::exists(entry.path() / "model.onnx")) found.push_back(entry.path());
+    if (!fs::is_directory(dir, error)) {
+      throw InputError(dir + (fs::exists(dir, error) ? ": not a directory (give a case directory "
+                                                       "holding model.onnx, or a parent of them)"
+                                                     : ": no such directory"));
     }
+    std::vector<fs::path> found;
+    for (fs::directory_iterator it(dir, error), end; !error && it != end; it.increment(error)) {
+      if (has_model(it->path())) found.push_back(it->path());
+    }
+    if (error) throw InputError(dir + ": cannot list (" + error.message() + ")");
     if (found.empty()) throw InputError(dir + ": holds no model.onnx, nor subdirectories that do");
     std::sort(found.begin(), found.end());
     cases.insert(cases.end(), found.begin(), found.end());
@@ -96,12 +108,8 @@ struct ModelFacts {
 
 ModelFacts read_model_facts(const fs::path& model_path) {
   onnx::ModelProto model;
-  std::ifstream file(model_path, std::ios::binary);
-  if (!model.ParseFromIstream(&file)) throw InputError(model_path.string() + ": unreadable model");
-  int opset = 0;
-  for (const onnx::OperatorSetIdProto& entry : model.opset_import()) {
-    if (entry.domain().empty() || entry.domain() == "ai.onnx")
-      opset = static_cast<int>(entry.version());
+  if (!onnx_import::parse_large_message(onnx_import::read_whole_file(model_path.string()), model)) {
+    throw InputError(model_path.string() + ": unreadable model");
   }
   ModelFacts facts;
   std::set<std::string> initializers;
@@ -110,12 +118,11 @@ ModelFacts read_model_facts(const fs::path& model_path) {
   for (const onnx::ValueInfoProto& input : model.graph().input()) {
     if (!initializers.count(input.name())) facts.input_names.push_back(input.name());
   }
-  const onnx_import::ConverterTable& converters = onnx_import::ConverterTable::global();
-  for (const onnx::NodeProto& node : model.graph().node()) {
-    const bool default_domain = node.domain().empty() || node.domain() == "ai.onnx";
-    if (node.op_type() == "Constant" && default_domain) continue;
-    if (!default_domain || !converters.find(node.op_type(), opset)) facts.all_ops_supported = false;
-  }
+  const onnx_import::OpsetVersions opsets = onnx_import::opset_versions(model);
+  const auto& nodes = model.graph().node();
+  facts.all_ops_supported = std::all_of(nodes.begin(), nodes.end(), [&](const auto& node) {
+    return onnx_import::is_supported(node, opsets);
+  });
   return facts;
 }
 

@@ -1,9 +1,7 @@
 // Model loading for the kiln commands.
 #include "tools/model_loading.h"
 
-#include <fstream>
-#include <sstream>
-
+#include "frontend/proto_io.h"
 #include "ir/error.h"
 #include "ir/parser.h"
 
@@ -16,15 +14,18 @@ std::map<std::string, Shape> parse_input_shapes(const std::vector<std::string>& 
     if (equals == std::string::npos || equals == 0) {
       throw InputError("--input-shape '" + spec + "': expected NAME=DIMS, e.g. x=1x3x224x224");
     }
+    // DIMS is 'x'-separated numbers; an empty DIMS is a scalar.
+    const std::string dims = spec.substr(equals + 1);
     Shape shape;
-    std::stringstream dims(spec.substr(equals + 1));
-    std::string dim;
-    while (std::getline(dims, dim, 'x')) {
-      const bool digits = !dim.empty() && dim.size() <= 12 &&
-                          dim.find_first_not_of("0123456789") == std::string::npos;
-      if (!digits) {
+    for (size_t begin = 0, end = 0; !dims.empty() && end != std::string::npos; begin = end + 1) {
+      end = dims.find('x', begin);
+      const std::string dim = dims.substr(begin, end - begin);
+      if (dim.empty() || dim.find_first_not_of("0123456789") != std::string::npos) {
         throw InputError("--input-shape '" + spec + "': '" + dim +
                          "' is not a dimension (write dims as 1x3x224x224)");
+      }
+      if (dim.size() > 12) {
+        throw InputError("--input-shape '" + spec + "': dimension " + dim + " is too large");
       }
       shape.push_back(std::stoll(dim));
     }
@@ -36,13 +37,7 @@ std::map<std::string, Shape> parse_input_shapes(const std::vector<std::string>& 
 std::unique_ptr<Graph> load_model(const std::string& path,
                                   const onnx_import::ImportOptions& options) {
   if (path.ends_with(".onnx")) return onnx_import::import_onnx_file(path, options);
-  if (path.ends_with(".kir")) {
-    std::ifstream file(path, std::ios::binary);
-    if (!file) throw InputError(path + ": cannot open file");
-    std::ostringstream text;
-    text << file.rdbuf();
-    return parse_graph(text.str(), path);
-  }
+  if (path.ends_with(".kir")) return parse_graph(onnx_import::read_whole_file(path), path);
   throw InputError(path + ": unknown model type (expected .onnx or .kir)");
 }
 

@@ -4,8 +4,8 @@
 #include <cstring>
 #include <fstream>
 #include <regex>
-#include <sstream>
 
+#include "frontend/proto_io.h"
 #include "frontend/tensor_proto.h"
 #include "ir/error.h"
 
@@ -37,14 +37,6 @@ DType dtype_from_descr(const std::string& descr, const std::string& path) {
                          "' is not supported (kiln reads f4, f2, f8, i8, i4, i1, u1, b1)");
 }
 
-std::string read_whole_file(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) throw InputError(path + ": cannot open file");
-  std::ostringstream contents;
-  contents << file.rdbuf();
-  return contents.str();
-}
-
 }  // namespace
 
 Tensor read_tensor_file(const std::string& path) {
@@ -54,7 +46,7 @@ Tensor read_tensor_file(const std::string& path) {
 }
 
 Tensor read_npy(const std::string& path) {
-  const std::string bytes = read_whole_file(path);
+  const std::string bytes = onnx_import::read_whole_file(path);
   if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0) {
     throw InputError(path + ": not a .npy file (bad magic)");
   }
@@ -100,15 +92,19 @@ Tensor read_npy(const std::string& path) {
     shape.push_back(std::stoll(digits));
   }
 
-  Tensor tensor(dtype, shape);
+  // The size check comes before allocating, so a corrupt header cannot exhaust memory.
+  const TensorType type{dtype, shape};
   const size_t data_start = header_start + header_length;
-  if (bytes.size() - data_start != tensor.num_bytes()) {
-    throw InputError(path + ": .npy data is " + std::to_string(bytes.size() - data_start) +
-                     " bytes, expected " + std::to_string(tensor.num_bytes()) + " for " +
-                     type_to_string(tensor.type()));
+  const size_t data_bytes = bytes.size() - data_start;
+  const size_t element_bytes = dtype_size(dtype);
+  if (data_bytes % element_bytes != 0 ||
+      static_cast<uint64_t>(type.num_elements()) != data_bytes / element_bytes) {
+    throw InputError(path + ": .npy data is " + std::to_string(data_bytes) + " bytes, but " +
+                     type_to_string(type) + " needs " + std::to_string(type.num_elements()) +
+                     " elements of " + std::to_string(element_bytes) + " bytes");
   }
-  if (tensor.num_bytes())
-    std::memcpy(tensor.bytes(), bytes.data() + data_start, tensor.num_bytes());
+  Tensor tensor(type);
+  if (data_bytes) std::memcpy(tensor.bytes(), bytes.data() + data_start, data_bytes);
   return tensor;
 }
 

@@ -3,6 +3,7 @@
 // Dropout turn inputs or types into attributes.
 #include <string_view>
 
+#include "frontend/converters/layout_converters.h"
 #include "frontend/node_importer.h"
 #include "frontend/tensor_proto.h"
 #include "ir/error.h"
@@ -167,8 +168,9 @@ std::vector<Value*> convert_cast_like(NodeImporter& node) {
 
 // Inference-mode Dropout is the identity; its optional mask output is all true.
 std::vector<Value*> convert_dropout(NodeImporter& node) {
-  const std::optional<Tensor> training = node.optional_constant_input(2, "training_mode");
-  if (training && training->get_int(0) != 0) node.unsupported("training mode is not supported");
+  if (node.has_input(2) && constant_int(node, 2, "training_mode") != 0) {
+    node.unsupported("training mode is not supported");
+  }
   Value* data = node.input(0);
   std::vector<Value*> results = {node.emit1("identity", {data})};
   if (node.has_output(1)) {

@@ -11,6 +11,14 @@ std::vector<int64_t> constant_ints(const NodeImporter& node, size_t input,
   return node.constant_input(input, what).to_ints();
 }
 
+int64_t constant_int(const NodeImporter& node, size_t input, const std::string& what) {
+  const std::vector<int64_t> values = constant_ints(node, input, what);
+  if (values.size() != 1) {
+    node.fail(what + " must hold one value, got " + std::to_string(values.size()));
+  }
+  return values[0];
+}
+
 std::vector<int64_t> normalized_axes(const NodeImporter& node, std::vector<int64_t> axes,
                                      int64_t rank) {
   for (int64_t& axis : axes) {

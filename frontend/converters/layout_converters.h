@@ -14,13 +14,16 @@ void register_reshape_converters(ConverterTable& table);
 // Slice, Split, Concat, Pad, CenterCropPad, Gather, GatherElements, GatherND, ScatterND,
 // ScatterElements, Trilu.
 void register_slice_converters(ConverterTable& table);
-// Shape, Size, ConstantOfShape, Range: folded into constants at import.
+// Constant, Shape, Size, ConstantOfShape, Range: constants at import.
 void register_shape_converters(ConverterTable& table);
 // Resize.
 void register_resize_converters(ConverterTable& table);
 
 // The integer values of a compile-time constant input (e.g. a shape or axes list).
 std::vector<int64_t> constant_ints(const NodeImporter& node, size_t input, const std::string& what);
+// The single integer of a compile-time constant input (a scalar or one-element tensor); fails
+// naming the node when it holds another number of values.
+int64_t constant_int(const NodeImporter& node, size_t input, const std::string& what);
 
 // Maps each axis into [0, rank), failing with the node's name on out-of-range or repeated axes.
 std::vector<int64_t> normalized_axes(const NodeImporter& node, std::vector<int64_t> axes,

@@ -1,5 +1,5 @@
-// ONNX converters whose results are known at import because kiln shapes are static: Shape,
-// Size, ConstantOfShape and Range become constants (no kiln op).
+// ONNX converters whose results are known at import: Constant, and (because kiln shapes are
+// static) Shape, Size, ConstantOfShape and Range become constants (no kiln op).
 #include <algorithm>
 #include <cmath>
 
@@ -16,6 +16,42 @@ void check_constant_size(NodeImporter& node, DType dtype, long double elements) 
     node.fail("its result would have " + std::to_string(static_cast<double>(elements)) +
               " elements, more than kiln makes at compile time (1 GiB)");
   }
+}
+
+// Constant: its value from exactly one of value, value_float(s), value_int(s); sparse and string
+// values are rejected.
+std::vector<Value*> convert_constant(NodeImporter& node) {
+  if (node.num_outputs() != 1) {
+    node.fail("needs exactly one output, got " + std::to_string(node.num_outputs()));
+  }
+  constexpr const char* kValueAttrs[] = {"value",        "value_float",  "value_floats",
+                                         "value_int",    "value_ints",   "sparse_value",
+                                         "value_string", "value_strings"};
+  std::vector<std::string> present;
+  for (const char* name : kValueAttrs) {
+    if (node.has_attr(name)) present.push_back(name);
+  }
+  if (present.size() != 1) {
+    node.fail(
+        "needs exactly one value attribute (value, value_float, value_floats, value_int or "
+        "value_ints), got " +
+        std::to_string(present.size()));
+  }
+  const std::string& given = present[0];
+  if (given == "value") return {node.constant(node.attr_tensor("value"))};
+  if (given == "value_float") return {node.constant(Tensor::scalar_f32(node.attr_float(given)))};
+  if (given == "value_int") return {node.constant(Tensor::scalar_i64(node.attr_int(given)))};
+  if (given == "value_floats") {
+    const std::vector<double> values = node.attr_floats(given);
+    return {node.constant(
+        Tensor::from_vector(DType::kF32, {static_cast<int64_t>(values.size())}, values))};
+  }
+  if (given == "value_ints") {
+    const std::vector<int64_t> values = node.attr_ints(given);
+    return {node.constant(
+        Tensor::from_vector(DType::kI64, {static_cast<int64_t>(values.size())}, values))};
+  }
+  node.fail(given + ": sparse and string tensors are not supported");
 }
 
 // Shape, with opset 15's start/end (clamped like Python slicing bounds).
@@ -99,6 +135,8 @@ std::vector<Value*> convert_range(NodeImporter& node) {
 }  // namespace
 
 void register_shape_converters(ConverterTable& table) {
+  // Constant-11 added sparse_value and -12 the value_* attributes; this converter reads them all.
+  for (int since : {1, 11, 13}) table.add("Constant", since, convert_constant);
   table.add("Shape", 13, convert_shape);
   table.add("Shape", 15, convert_shape);  // start, end
   table.add("Size", 13, convert_size);

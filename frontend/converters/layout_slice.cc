@@ -51,6 +51,7 @@ std::vector<int64_t> split_lengths(const NodeImporter& node, int64_t dim) {
     return lengths;
   }
   const int64_t pieces = static_cast<int64_t>(node.num_outputs());
+  if (pieces == 0) node.fail("the node has no outputs");
   if (node.has_attr("num_outputs")) {
     if (node.attr_int("num_outputs") != pieces) {
       node.fail("num_outputs differs from the node's number of outputs");
@@ -62,7 +63,7 @@ std::vector<int64_t> split_lengths(const NodeImporter& node, int64_t dim) {
     }
     return lengths;
   }
-  if (pieces == 0 || dim % pieces != 0) {
+  if (dim % pieces != 0) {
     node.fail("axis of size " + std::to_string(dim) + " does not split evenly into " +
               std::to_string(pieces) + " outputs");
   }
@@ -180,7 +181,7 @@ std::vector<Value*> convert_center_crop_pad(NodeImporter& node) {
 
 std::vector<Value*> convert_trilu(NodeImporter& node) {
   AttributeMap attrs = {{"upper", node.attr_int("upper", 1)}};
-  if (node.has_input(1)) attrs["k"] = node.constant_input(1, "the diagonal offset k").get_int(0);
+  if (node.has_input(1)) attrs["k"] = constant_int(node, 1, "the diagonal offset k");
   return {node.emit1("trilu", {node.input(0)}, attrs)};
 }
 

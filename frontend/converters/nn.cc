@@ -23,6 +23,11 @@ WindowAttrs window_attrs(const NodeImporter& node, const Shape& input_shape,
   WindowAttrs attrs;
   attrs.strides = ints_attr_of_length(node, "strides", spatial, 1);
   attrs.dilations = ints_attr_of_length(node, "dilations", spatial, 1);
+  for (size_t d = 0; d < spatial; ++d) {
+    if (attrs.strides[d] < 1 || attrs.dilations[d] < 1) {
+      node.fail("attributes 'strides' and 'dilations' must be positive");
+    }
+  }
   const std::string auto_pad = node.attr_string("auto_pad", "NOTSET");
   if (auto_pad == "NOTSET") {
     attrs.pads = ints_attr_of_length(node, "pads", 2 * spatial, 0);

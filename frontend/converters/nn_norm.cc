@@ -2,6 +2,7 @@
 // InstanceNormalization, LayerNormalization (with its optional Mean/InvStdDev outputs),
 // GroupNormalization (opset 21: per-channel scale and bias), MeanVarianceNormalization, LRN,
 // and Softmax, LogSoftmax and Hardmax (opset 13: one axis).
+#include "frontend/converters/layout_converters.h"
 #include "frontend/converters/nn_converters.h"
 
 namespace kiln::onnx_import {
@@ -67,15 +68,8 @@ std::vector<Value*> convert_group_normalization(NodeImporter& node) {
 }
 
 std::vector<Value*> convert_mean_variance_normalization(NodeImporter& node) {
-  std::vector<int64_t> axes = node.attr_ints("axes", std::vector<int64_t>{0, 2, 3});
-  const int64_t rank = node.input(0)->type().rank();
-  for (int64_t& axis : axes) {
-    if (axis < -rank || axis >= rank) {
-      node.fail("attribute 'axes' has axis " + std::to_string(axis) + " outside rank " +
-                std::to_string(rank));
-    }
-    if (axis < 0) axis += rank;
-  }
+  const std::vector<int64_t> axes = normalized_axes(
+      node, node.attr_ints("axes", std::vector<int64_t>{0, 2, 3}), node.input(0)->type().rank());
   return {node.emit1("mean_variance_normalization", {node.input(0)}, {{"axes", axes}})};
 }
 

@@ -2,6 +2,7 @@
 // opset 18 on, from opset 13 on for ReduceSum), and ArgMax / ArgMin.
 #include "frontend/converters/layout_converters.h"
 #include "frontend/converters/nn_converters.h"
+#include "ir/error.h"
 
 namespace kiln::onnx_import {
 namespace {
@@ -24,7 +25,8 @@ const ReduceOp& reduce_op(const NodeImporter& node) {
   for (const ReduceOp& op : kReduceOps) {
     if (node.op_type() == op.onnx_name) return op;
   }
-  node.fail("not a reduction");
+  throw InternalError("convert_reduce registered for ONNX " + node.op_type() +
+                      ", which is not a reduction");
 }
 
 std::vector<Value*> convert_reduce(NodeImporter& node) {

@@ -6,20 +6,11 @@
 namespace kiln::onnx_import {
 namespace {
 
-// The single integer held by a constant input (a scalar or one-element tensor).
-int64_t constant_scalar(const NodeImporter& node, size_t input, const std::string& what) {
-  const std::vector<int64_t> values = constant_ints(node, input, what);
-  if (values.size() != 1) {
-    node.fail(what + " must hold one value, got " + std::to_string(values.size()));
-  }
-  return values[0];
-}
-
 std::vector<Value*> convert_top_k(NodeImporter& node) {
   const int64_t rank = node.input(0)->type().rank();
   const int64_t axis = normalized_axes(node, {node.attr_int("axis", -1)}, rank)[0];
   return node.emit("top_k", {node.input(0)},
-                   {{"k", constant_scalar(node, 1, "K")},
+                   {{"k", constant_int(node, 1, "K")},
                     {"axis", axis},
                     {"largest", node.attr_int("largest", 1)},
                     {"sorted", node.attr_int("sorted", 1)}});
@@ -27,7 +18,7 @@ std::vector<Value*> convert_top_k(NodeImporter& node) {
 
 std::vector<Value*> convert_cum_sum(NodeImporter& node) {
   const int64_t rank = node.input(0)->type().rank();
-  const int64_t axis = normalized_axes(node, {constant_scalar(node, 1, "axis")}, rank)[0];
+  const int64_t axis = normalized_axes(node, {constant_int(node, 1, "axis")}, rank)[0];
   return {node.emit1("cum_sum", {node.input(0)},
                      {{"axis", axis},
                       {"exclusive", node.attr_int("exclusive", 0)},

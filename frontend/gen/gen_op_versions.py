@@ -5,8 +5,9 @@ For every default-domain ONNX op, the inc lists each op version (the opset it ap
 whether its signature equals the previous version's: same attributes (names, types, defaults),
 same inputs and outputs (names, optional/variadic). A version with an equal signature changed
 only its type constraints, which kiln checks on its own, so a converter written for the previous
-version serves it too (frontend/converter_table.cc). Semantic changes that keep the signature
-are listed by hand in converter_table.cc.
+version serves it too (frontend/converter_table.cc). A semantic change that keeps the signature
+(a new attribute value, like Pad-19's wrap mode) does not show here: the converter serving that
+version must handle it.
 
 usage: gen_op_versions.py > frontend/onnx_op_versions.inc
 """
