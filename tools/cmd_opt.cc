@@ -1,10 +1,12 @@
-// kiln opt: reads IR text, verifies it and prints it back (the FileCheck driver; the passes
-// will run here with --passes once they exist).
+// kiln opt: reads IR text (or an ONNX model), runs the passes named by --passes, verifying the
+// graph after each, and prints the result: the FileCheck driver of the pass tests.
 #include <CLI/CLI.hpp>
 #include <iostream>
 #include <memory>
+#include <set>
 
 #include "ir/printer.h"
+#include "passes/pipeline.h"
 #include "tools/commands.h"
 #include "tools/model_loading.h"
 
@@ -13,11 +15,30 @@ namespace {
 
 struct OptOptions {
   std::string file;
+  std::vector<std::string> passes;
+  std::vector<std::string> print_after;
+  std::vector<std::string> disabled;
+  bool time_passes = false;
+  bool explain_refusals = false;
   int64_t max_inline_elements = PrintOptions{}.max_inline_elements;
 };
 
 int run_opt(const OptOptions& options) {
   const std::unique_ptr<Graph> graph = load_model(options.file);
+  std::vector<std::unique_ptr<passes::Pass>> pipeline;
+  for (const std::string& name : options.passes) pipeline.push_back(passes::make_pass(name));
+
+  passes::PassContext context;
+  context.disabled = {options.disabled.begin(), options.disabled.end()};
+  context.print_after = {options.print_after.begin(), options.print_after.end()};
+  context.time_passes = options.time_passes;
+  context.verify_each = true;
+  context.dump = &std::cerr;
+  passes::run_passes(*graph, pipeline, context);
+  if (options.explain_refusals) {
+    for (const std::string& refusal : context.refusals) std::cerr << refusal << "\n";
+  }
+
   PrintOptions print_options;
   print_options.max_inline_elements = options.max_inline_elements;
   std::cout << print_graph(*graph, print_options);
@@ -28,11 +49,23 @@ int run_opt(const OptOptions& options) {
 
 void add_opt_command(CLI::App& parent, int& exit_code) {
   auto options = std::make_shared<OptOptions>();
-  CLI::App* command =
-      parent.add_subcommand("opt", "Parse, verify and print IR text (or an ONNX model's IR)");
+  CLI::App* command = parent.add_subcommand(
+      "opt", "Run passes on IR text (or an ONNX model's IR), verify, and print the result");
   command->add_option("file", options->file, "FILE.kir (or MODEL.onnx)")->required();
-  command->add_option("--inline-elements", options->max_inline_elements,
-                      "Print constants with at most N elements inline (default 16)");
+  command->add_option("--passes", options->passes, "Passes to run, in order: a,b,c")
+      ->delimiter(',');
+  command
+      ->add_option("--print-after", options->print_after,
+                   "Print the IR to stderr after these passes (or 'all')")
+      ->delimiter(',');
+  command->add_option("--disable-pass", options->disabled, "Skip these passes")->delimiter(',');
+  command->add_flag("--time-passes", options->time_passes, "Report each pass's time on stderr");
+  command->add_flag("--explain-refusals", options->explain_refusals,
+                    "Print why passes refused rewrites (pass: node: reason) on stderr");
+  command
+      ->add_option("--inline-elements", options->max_inline_elements,
+                   "Print constants with at most N elements inline (default 16)")
+      ->check(CLI::NonNegativeNumber);
   command->callback([options, &exit_code] { exit_code = run_opt(*options); });
 }
 

@@ -1,0 +1,41 @@
+// A graph pass and the context every pass runs with.
+//
+// A pass has a kebab-case name and rewrites a graph in place; run() returns whether it changed
+// anything and throws kiln::InputError when the graph is invalid for it. The pipeline
+// (passes/pipeline.cc) owns the order, printing after a pass, disabling by name, timing, and
+// verification between passes.
+#pragma once
+
+#include <iosfwd>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace kiln::passes {
+
+struct PassContext {
+  // Passes named here are skipped (--disable-pass).
+  std::set<std::string> disabled;
+  // Print the graph after these passes ("all" for every one) to `dump` (--print-after).
+  std::set<std::string> print_after;
+  // Report each pass's wall time to `dump` (--time-passes).
+  bool time_passes = false;
+  // Run the verifier after every pass (on by default in debug builds).
+  bool verify_each = false;
+  std::ostream* dump = nullptr;
+  // Why a rewrite was refused, one line each, "pass: node: reason" (--explain-fusion).
+  std::vector<std::string> refusals;
+};
+
+class Pass {
+ public:
+  virtual ~Pass() = default;
+  virtual std::string_view name() const = 0;
+  // Rewrites `graph`; returns whether it changed.
+  virtual bool run(Graph& graph, PassContext& context) = 0;
+};
+
+}  // namespace kiln::passes

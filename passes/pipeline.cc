@@ -1,0 +1,91 @@
+// kiln's pass order, in one place, and the pass runner.
+#include "passes/pipeline.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <ostream>
+
+#include "ir/error.h"
+#include "ir/printer.h"
+#include "ir/verifier.h"
+#include "passes/dead_code_elimination.h"
+#include "passes/remove_identity.h"
+
+namespace kiln::passes {
+namespace {
+
+struct PassEntry {
+  const char* name;
+  std::unique_ptr<Pass> (*make)();
+};
+
+template <class P>
+std::unique_ptr<Pass> make() {
+  return std::make_unique<P>();
+}
+
+// The pipeline order.
+const std::vector<PassEntry>& pipeline_entries() {
+  static const std::vector<PassEntry> entries = {
+      {RemoveIdentity::kName, make<RemoveIdentity>},
+      {DeadCodeElimination::kName, make<DeadCodeElimination>},
+  };
+  return entries;
+}
+
+}  // namespace
+
+std::vector<std::string> pass_names() {
+  std::vector<std::string> names;
+  for (const PassEntry& entry : pipeline_entries()) names.emplace_back(entry.name);
+  return names;
+}
+
+std::unique_ptr<Pass> make_pass(const std::string& name) {
+  std::string known;
+  for (const PassEntry& entry : pipeline_entries()) {
+    if (name == entry.name) return entry.make();
+    known += std::string(known.empty() ? "" : ", ") + entry.name;
+  }
+  throw InputError("unknown pass '" + name + "' (passes: " + known + ")");
+}
+
+std::vector<std::unique_ptr<Pass>> default_pipeline() {
+  std::vector<std::unique_ptr<Pass>> passes;
+  for (const PassEntry& entry : pipeline_entries()) passes.push_back(entry.make());
+  return passes;
+}
+
+bool run_passes(Graph& graph, const std::vector<std::unique_ptr<Pass>>& passes,
+                PassContext& context) {
+  for (const std::string& name : context.disabled) make_pass(name);  // rejects unknown names
+  for (const std::string& name : context.print_after) {
+    if (name != "all") make_pass(name);
+  }
+  bool changed = false;
+  for (const std::unique_ptr<Pass>& pass : passes) {
+    const std::string name(pass->name());
+    if (context.disabled.count(name)) continue;
+    const auto start = std::chrono::steady_clock::now();
+    changed = pass->run(graph, context) || changed;
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    if (context.verify_each) {
+      try {
+        verify_graph(graph);
+      } catch (const InputError& error) {
+        throw InternalError("pass " + name + " left an invalid graph: " + error.what());
+      }
+    }
+    if (context.dump && context.time_passes) {
+      *context.dump << fmt::format("// pass {}: {:.3f} ms\n", name, ms);
+    }
+    if (context.dump && (context.print_after.count(name) || context.print_after.count("all"))) {
+      *context.dump << "// ----- IR after " << name << "\n" << print_graph(graph);
+    }
+  }
+  return changed;
+}
+
+}  // namespace kiln::passes
