@@ -1,10 +1,27 @@
-// f32 <-> f16 / bf16 with round-to-nearest-even.
+// f32 <-> f16 / bf16 and f64 -> f16 / bf16 with round-to-nearest-even.
 #include "ir/half.h"
 
 #include <bit>
 #include <cmath>
+#include <limits>
 
 namespace kiln {
+namespace {
+
+// `value` rounded to f32 "to odd": exact when it fits, else whichever f32 neighbour of `value`
+// has an odd last mantissa bit. The f32 keeps more than two bits beyond the 16-bit formats'
+// mantissas, so rounding it again to nearest even gives what rounding `value` directly would.
+float round_to_odd_float(double value) {
+  const float nearest = static_cast<float>(value);
+  if (static_cast<double>(nearest) == value || std::isnan(value)) return nearest;
+  if (std::bit_cast<uint32_t>(nearest) & 1u) return nearest;
+  const float toward = value > static_cast<double>(nearest)
+                           ? std::numeric_limits<float>::infinity()
+                           : -std::numeric_limits<float>::infinity();
+  return std::nextafter(nearest, toward);
+}
+
+}  // namespace
 
 uint16_t float_to_half_bits(float value) {
   const uint32_t bits = std::bit_cast<uint32_t>(value);
@@ -49,6 +66,12 @@ uint16_t float_to_bfloat16_bits(float value) {
 
 float bfloat16_bits_to_float(uint16_t bits) {
   return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16);
+}
+
+uint16_t double_to_half_bits(double value) { return float_to_half_bits(round_to_odd_float(value)); }
+
+uint16_t double_to_bfloat16_bits(double value) {
+  return float_to_bfloat16_bits(round_to_odd_float(value));
 }
 
 }  // namespace kiln

@@ -1,7 +1,9 @@
 // Tensor storage and typed element access.
 #include "ir/tensor.h"
 
+#include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "ir/error.h"
 #include "ir/half.h"
@@ -58,6 +60,22 @@ Tensor Tensor::scalar_f32(float value) {
   return tensor;
 }
 
+namespace {
+
+// Float -> int64 as a saturating conversion (NaN gives 0), so out-of-range values are defined.
+int64_t saturating_int64(double value) {
+  if (std::isnan(value)) return 0;
+  if (value <= -0x1p63) return std::numeric_limits<int64_t>::min();
+  if (value >= 0x1p63) return std::numeric_limits<int64_t>::max();
+  return static_cast<int64_t>(value);
+}
+
+}  // namespace
+
+// The float dtypes are read and written in get_double/set_double (set_float too, without the
+// detour through double), the integer dtypes and bool in get_int/set_int; each forwards the
+// other kinds to its counterpart.
+
 double Tensor::get_double(int64_t i) const {
   switch (dtype()) {
     case DType::kF32:
@@ -68,18 +86,9 @@ double Tensor::get_double(int64_t i) const {
       return bfloat16_bits_to_float(data<uint16_t>()[i]);
     case DType::kF64:
       return data<double>()[i];
-    case DType::kI64:
-      return static_cast<double>(data<int64_t>()[i]);
-    case DType::kI32:
-      return data<int32_t>()[i];
-    case DType::kI8:
-      return data<int8_t>()[i];
-    case DType::kU8:
-      return data<uint8_t>()[i];
-    case DType::kBool:
-      return data<uint8_t>()[i] ? 1.0 : 0.0;
+    default:
+      return static_cast<double>(get_int(i));
   }
-  throw InternalError("unknown dtype");
 }
 
 float Tensor::get_float(int64_t i) const { return static_cast<float>(get_double(i)); }
@@ -97,7 +106,7 @@ int64_t Tensor::get_int(int64_t i) const {
     case DType::kBool:
       return data<uint8_t>()[i] ? 1 : 0;
     default:
-      return static_cast<int64_t>(get_double(i));
+      return saturating_int64(get_double(i));
   }
 }
 
@@ -107,10 +116,10 @@ void Tensor::set_double(int64_t i, double value) {
       data<float>()[i] = static_cast<float>(value);
       return;
     case DType::kF16:
-      data<uint16_t>()[i] = float_to_half_bits(static_cast<float>(value));
+      data<uint16_t>()[i] = double_to_half_bits(value);
       return;
     case DType::kBF16:
-      data<uint16_t>()[i] = float_to_bfloat16_bits(static_cast<float>(value));
+      data<uint16_t>()[i] = double_to_bfloat16_bits(value);
       return;
     case DType::kF64:
       data<double>()[i] = value;
@@ -119,17 +128,26 @@ void Tensor::set_double(int64_t i, double value) {
       data<uint8_t>()[i] = value != 0.0;
       return;
     default:
-      set_int(i, static_cast<int64_t>(value));
+      set_int(i, saturating_int64(value));
       return;
   }
 }
 
 void Tensor::set_float(int64_t i, float value) {
-  if (dtype() == DType::kF32) {
-    data<float>()[i] = value;  // no double round trip on the hot path
-    return;
+  switch (dtype()) {
+    case DType::kF32:
+      data<float>()[i] = value;
+      return;
+    case DType::kF16:
+      data<uint16_t>()[i] = float_to_half_bits(value);
+      return;
+    case DType::kBF16:
+      data<uint16_t>()[i] = float_to_bfloat16_bits(value);
+      return;
+    default:
+      set_double(i, value);
+      return;
   }
-  set_double(i, value);
 }
 
 void Tensor::set_int(int64_t i, int64_t value) {

@@ -3,7 +3,8 @@
 // A Tensor's bytes are shared between copies (copying a Tensor is cheap, like a handle);
 // `clone()` makes an independent copy. Element access converts through a compute type:
 // f32/f16/bf16 read and write as float, f64 as double, integers and bool as int64_t.
-// Writes into f16/bf16 round to nearest even.
+// Writes into f16/bf16 round to nearest even; a float read or written as an integer truncates
+// toward zero and saturates to int64 (NaN gives 0).
 #pragma once
 
 #include <cstddef>

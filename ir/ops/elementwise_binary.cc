@@ -79,16 +79,6 @@ B power(B base, E exponent) {
   }
 }
 
-// max/min that propagate NaN, as numpy.maximum/minimum do.
-template <class T>
-T max_keep_nan(T a, T b) {
-  return (a != a || a > b) ? a : b;
-}
-template <class T>
-T min_keep_nan(T a, T b) {
-  return (a != a || a < b) ? a : b;
-}
-
 // ---- Kernels and registration helpers -----------------------------------------------------------
 template <DTypeMask kTypes, class Fn>
 void binary_kernel(const Node& node, std::span<const Tensor* const> inputs,
@@ -248,7 +238,8 @@ void where_kernel(const Node& node, std::span<const Tensor* const> inputs,
   const std::vector<int64_t> x_index = broadcast_index_map(x.shape(), out.shape());
   const std::vector<int64_t> y_index = broadcast_index_map(y.shape(), out.shape());
   const size_t size = dtype_size(out.dtype());
-  for (int64_t i = 0; i < out.num_elements(); ++i) {
+  const int64_t count = out.num_elements();
+  for (int64_t i = 0; i < count; ++i) {
     const std::byte* source =
         condition[i] ? x.bytes() + x_index[i] * size : y.bytes() + y_index[i] * size;
     std::memcpy(out.bytes() + i * size, source, size);

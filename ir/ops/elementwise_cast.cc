@@ -1,9 +1,9 @@
 // Type conversion and pass-through: cast (to any kiln dtype) and identity.
 #include <cmath>
-#include <cstring>
 #include <limits>
 
 #include "ir/ops/elementwise_helpers.h"
+#include "ir/ops/layout_copy.h"
 
 namespace kiln {
 namespace {
@@ -63,9 +63,7 @@ std::vector<TensorType> infer_identity(const Node& node) { return {operand_type(
 
 void identity_kernel(const Node& node, std::span<const Tensor* const> inputs,
                      std::span<Tensor> outputs) {
-  if (outputs[0].num_bytes()) {
-    std::memcpy(outputs[0].bytes(), inputs[0]->bytes(), outputs[0].num_bytes());
-  }
+  copy_elements(*inputs[0], outputs[0]);
 }
 
 }  // namespace

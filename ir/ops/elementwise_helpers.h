@@ -48,9 +48,8 @@ void require_all_same_dtype(const Node& node);
 // The numpy-style broadcast of every operand's shape.
 Shape broadcast_all_operands(const Node& node);
 
-// ---- Shape functions
-// ----------------------------------------------------------------------------- One operand of an
-// allowed dtype; the result has its type (or is bool, for predicates).
+// ---- Shape functions ----------------------------------------------------------------------------
+// One operand of an allowed dtype; the result has its type (or is bool, for predicates).
 template <DTypeMask kTypes>
 std::vector<TensorType> infer_unary(const Node& node) {
   require_dtype_in(node, 0, kTypes);
@@ -75,10 +74,9 @@ std::vector<TensorType> infer_broadcast_predicate(const Node& node) {
   return {{DType::kBool, broadcast_all_operands(node)}};
 }
 
-// ---- Compute types
-// -------------------------------------------------------------------------------- Calls visit(T{})
-// with the compute type of `dtype`. kTypes (the dtypes the op accepts) prunes the instantiations an
-// op can never need, so float-only lambdas need not compile for int64_t.
+// ---- Compute types ------------------------------------------------------------------------------
+// Calls visit(T{}) with the compute type of `dtype`. kTypes (the dtypes the op accepts) prunes the
+// instantiations an op can never need, so float-only lambdas need not compile for int64_t.
 template <DTypeMask kTypes, class Visitor>
 void visit_compute_type(DType dtype, Visitor&& visit) {
   if constexpr ((kTypes & kFloat32LikeTypes) != 0) {
@@ -140,19 +138,25 @@ T bound_from_double(double value) {
 template <class T>
 class BroadcastInput {
  public:
-  BroadcastInput(const Tensor& tensor, const Shape& out_shape) : values_(load_values<T>(tensor)) {
-    if (tensor.shape() != out_shape) index_ = broadcast_index_map(tensor.shape(), out_shape);
+  BroadcastInput(const Tensor& tensor, const Shape& out_shape)
+      : values_(load_values<T>(tensor)), single_(values_.size() == 1) {
+    if (!single_ && tensor.shape() != out_shape) {
+      index_ = broadcast_index_map(tensor.shape(), out_shape);
+    }
   }
-  T operator[](int64_t i) const { return index_.empty() ? values_[i] : values_[index_[i]]; }
+  T operator[](int64_t i) const {
+    if (single_) return values_[0];
+    return index_.empty() ? values_[i] : values_[index_[i]];
+  }
 
  private:
   std::vector<T> values_;
-  std::vector<int64_t> index_;  // empty when the shapes agree
+  bool single_;                 // one element (a scalar, say): read without an index map
+  std::vector<int64_t> index_;  // empty when the shapes agree or the operand is single
 };
 
-// ---- Kernel templates
-// ---------------------------------------------------------------------------- out[i] = value_at(i)
-// for every element; value_at returns float, double, int64_t or bool.
+// ---- Kernel templates ---------------------------------------------------------------------------
+// out[i] = value_at(i) for every element; value_at returns float, double, int64_t or bool.
 template <class ValueAt>
 void write_elements(Tensor& out, ValueAt&& value_at) {
   const int64_t count = out.num_elements();
@@ -195,32 +199,6 @@ void fold_operands(std::span<const Tensor* const> inputs, Tensor& out, Fn&& fn, 
     for (int64_t i = 0; i < count; ++i) acc[i] = fn(acc[i], next[i]);
   }
   write_elements(out, [&](int64_t i) { return finish(acc[i]); });
-}
-
-// ---- Integer arithmetic that wraps like two's complement (plain math for floats) --------------
-template <class T>
-T wrapping_add(T a, T b) {
-  if constexpr (std::is_integral_v<T>) {
-    return static_cast<T>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
-  } else {
-    return a + b;
-  }
-}
-template <class T>
-T wrapping_sub(T a, T b) {
-  if constexpr (std::is_integral_v<T>) {
-    return static_cast<T>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
-  } else {
-    return a - b;
-  }
-}
-template <class T>
-T wrapping_mul(T a, T b) {
-  if constexpr (std::is_integral_v<T>) {
-    return static_cast<T>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
-  } else {
-    return a * b;
-  }
 }
 
 }  // namespace kiln

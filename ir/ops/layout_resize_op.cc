@@ -242,10 +242,8 @@ class AxisResampler {
 std::vector<double> resample_axis(const std::vector<double>& data, Shape& shape, size_t axis,
                                   int64_t out_width, const AxisResampler& resampler,
                                   double extrapolation_value) {
-  int64_t outer = 1;
-  for (size_t d = 0; d < axis; ++d) outer *= shape[d];
-  int64_t inner = 1;
-  for (size_t d = axis + 1; d < shape.size(); ++d) inner *= shape[d];
+  const int64_t outer = product(shape, 0, axis);
+  const int64_t inner = product(shape, axis + 1, shape.size());
   const int64_t in_width = shape[axis];
   std::vector<Taps> taps;
   for (int64_t i = 0; i < out_width; ++i) taps.push_back(resampler.taps(i));

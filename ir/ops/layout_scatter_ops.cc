@@ -13,12 +13,6 @@
 namespace kiln {
 namespace {
 
-int64_t product(const Shape& shape, size_t begin, size_t end) {
-  int64_t count = 1;
-  for (size_t d = begin; d < end; ++d) count *= shape[d];
-  return count;
-}
-
 // --- gather_nd -------------------------------------------------------------------------------
 
 std::vector<TensorType> infer_gather_nd(const Node& node) {

@@ -27,10 +27,8 @@ void run_gather(const Node& node, std::span<const Tensor* const> in, std::span<T
   const Tensor& data = *in[0];
   const int64_t axis = normalize_axis(node.int_attr("axis"), data.rank());
   const int64_t dim = data.shape()[axis];
-  int64_t outer = 1;
-  for (int64_t d = 0; d < axis; ++d) outer *= data.shape()[d];
-  int64_t inner = 1;
-  for (int64_t d = axis + 1; d < data.rank(); ++d) inner *= data.shape()[d];
+  const int64_t outer = product(data.shape(), 0, axis);
+  const int64_t inner = product(data.shape(), axis + 1, data.shape().size());
   const size_t block = static_cast<size_t>(inner) * dtype_size(data.dtype());
   const std::vector<int64_t> indices = in[1]->to_ints();
   std::byte* dst = out[0].bytes();

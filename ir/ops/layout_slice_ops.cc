@@ -110,8 +110,7 @@ void run_concat(const Node& node, std::span<const Tensor* const> in, std::span<T
   const Shape& out_shape = out[0].shape();
   const int64_t axis = normalize_axis(node.int_attr("axis"), out[0].rank());
   const size_t element_size = dtype_size(out[0].dtype());
-  int64_t outer = 1;
-  for (int64_t d = 0; d < axis; ++d) outer *= out_shape[d];
+  const int64_t outer = product(out_shape, 0, axis);
   std::byte* dst = out[0].bytes();
   for (int64_t o = 0; o < outer; ++o) {
     for (const Tensor* operand : in) {

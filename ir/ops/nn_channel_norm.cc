@@ -54,7 +54,7 @@ void run_group_normalization(const Node& node, std::span<const Tensor* const> in
   const Shape& shape = inputs[0]->shape();
   const int64_t channels = shape[1];
   const int64_t groups = node.int_attr("num_groups");
-  const int64_t spatial = nn::product(shape, 2, shape.size());
+  const int64_t spatial = product(shape, 2, shape.size());
   const int64_t group_size = channels / groups * spatial;
   const S epsilon = static_cast<S>(node.float_attr("epsilon"));
   const std::vector<S> x = read_values<S>(*inputs[0]);
@@ -63,12 +63,7 @@ void run_group_normalization(const Node& node, std::span<const Tensor* const> in
   std::vector<T> y(x.size());
   for (int64_t block = 0; block < shape[0] * groups; ++block) {
     const S* values = x.data() + block * group_size;
-    S sum{};
-    for (int64_t i = 0; i < group_size; ++i) sum += values[i];
-    const S mean = sum / static_cast<S>(group_size);
-    S squares{};
-    for (int64_t i = 0; i < group_size; ++i) squares += (values[i] - mean) * (values[i] - mean);
-    const S inv_std = S{1} / std::sqrt(squares / static_cast<S>(group_size) + epsilon);
+    const auto [mean, inv_std] = nn::mean_and_inv_std(values, group_size, epsilon);
     for (int64_t i = 0; i < group_size; ++i) {
       const int64_t flat = block * group_size + i;
       const int64_t c = (flat / spatial) % channels;
@@ -163,7 +158,7 @@ template <class T>
 void run_lrn(const Node& node, const Tensor& input, Tensor& output) {
   const Shape& shape = input.shape();
   const int64_t channels = shape[1];
-  const int64_t spatial = nn::product(shape, 2, shape.size());
+  const int64_t spatial = product(shape, 2, shape.size());
   const int64_t size = node.int_attr("size");
   const int64_t before = (size - 1) / 2;
   const int64_t after = size / 2;  // ceil((size - 1) / 2)

@@ -1,6 +1,8 @@
 // The convolution ops: conv (ONNX Conv, any spatial rank, groups, dilations, strides, pads,
 // optional bias) as im2col + gemm_accumulate, and conv_transpose (ONNX ConvTranspose) as
 // gemm_accumulate + col2im. Converters resolve auto_pad and output_shape into explicit pads.
+#include <algorithm>
+
 #include "ir/ops/nn_conv_geometry.h"
 #include "ir/ops/nn_gemm_kernel.h"
 #include "ir/ops/nn_ops.h"
@@ -14,20 +16,36 @@ using nn::read_values;
 using nn::TapGeometry;
 using nn::write_values;
 
-// Output = bias per channel, broadcast over batch and spatial positions (zero without bias).
+// What both kernels work on, in the compute type T: the input X, the weights W and the output Y
+// (started from the bias broadcast over batch and spatial positions, or zero without bias),
+// with the spatial and per-group channel sizes.
 template <class T>
-std::vector<T> bias_filled(const ConvGeometry& geometry, std::span<const Tensor* const> inputs) {
-  const int64_t spatial = num_elements(geometry.out_spatial);
-  std::vector<T> output(static_cast<size_t>(geometry.batch * geometry.out_channels * spatial));
-  if (inputs.size() < 3) return output;
-  const std::vector<T> bias = read_values<T>(*inputs[2]);
-  for (int64_t n = 0; n < geometry.batch; ++n) {
-    for (int64_t m = 0; m < geometry.out_channels; ++m) {
-      T* plane = output.data() + (n * geometry.out_channels + m) * spatial;
-      std::fill(plane, plane + spatial, bias[m]);
+struct ConvBuffers {
+  ConvBuffers(const ConvGeometry& geometry, std::span<const Tensor* const> inputs)
+      : x(read_values<T>(*inputs[0])),
+        w(read_values<T>(*inputs[1])),
+        y(static_cast<size_t>(geometry.batch * geometry.out_channels *
+                              num_elements(geometry.out_spatial))),
+        in_size(num_elements(geometry.in_spatial)),
+        out_size(num_elements(geometry.out_spatial)),
+        group_in(geometry.in_channels / geometry.group),
+        group_out(geometry.out_channels / geometry.group) {
+    if (inputs.size() < 3) return;
+    const std::vector<T> bias = read_values<T>(*inputs[2]);
+    for (int64_t plane = 0; plane < geometry.batch * geometry.out_channels; ++plane) {
+      std::fill_n(y.data() + plane * out_size, out_size, bias[plane % geometry.out_channels]);
     }
   }
-  return output;
+
+  std::vector<T> x, w, y;
+  int64_t in_size, out_size, group_in, group_out;
+};
+
+// [N, M, output spatial dims...] in X's dtype.
+std::vector<TensorType> output_types(const Node& node, const ConvGeometry& geometry) {
+  Shape shape{geometry.batch, geometry.out_channels};
+  shape.insert(shape.end(), geometry.out_spatial.begin(), geometry.out_spatial.end());
+  return {{operand_type(node, 0).dtype, shape}};
 }
 
 bool is_pointwise(const ConvGeometry& geometry) {
@@ -43,22 +61,14 @@ bool is_pointwise(const ConvGeometry& geometry) {
 // ---- conv -------------------------------------------------------------------------------------
 
 std::vector<TensorType> infer_conv(const Node& node) {
-  const ConvGeometry geometry = nn::conv_geometry(node);
-  Shape shape{geometry.batch, geometry.out_channels};
-  shape.insert(shape.end(), geometry.out_spatial.begin(), geometry.out_spatial.end());
-  return {{operand_type(node, 0).dtype, shape}};
+  return output_types(node, nn::conv_geometry(node));
 }
 
 template <class T>
 void run_conv(const Node& node, std::span<const Tensor* const> inputs, Tensor& output) {
   const ConvGeometry geometry = nn::conv_geometry(node);
-  const std::vector<T> x = read_values<T>(*inputs[0]);
-  const std::vector<T> w = read_values<T>(*inputs[1]);
-  std::vector<T> y = bias_filled<T>(geometry, inputs);
-  const int64_t in_size = num_elements(geometry.in_spatial);
-  const int64_t out_size = num_elements(geometry.out_spatial);
-  const int64_t group_in = geometry.in_channels / geometry.group;
-  const int64_t group_out = geometry.out_channels / geometry.group;
+  ConvBuffers<T> buffers(geometry, inputs);
+  auto& [x, w, y, in_size, out_size, group_in, group_out] = buffers;
   const int64_t depth = group_in * num_elements(geometry.kernel);  // gemm k
   const TapGeometry taps{geometry.out_spatial, geometry.in_spatial, geometry.kernel,
                          geometry.strides,     geometry.dilations,  geometry.pads_begin};
@@ -90,22 +100,14 @@ void conv_reference(const Node& node, std::span<const Tensor* const> inputs,
 // ---- conv_transpose ---------------------------------------------------------------------------
 
 std::vector<TensorType> infer_conv_transpose(const Node& node) {
-  const ConvGeometry geometry = nn::conv_transpose_geometry(node);
-  Shape shape{geometry.batch, geometry.out_channels};
-  shape.insert(shape.end(), geometry.out_spatial.begin(), geometry.out_spatial.end());
-  return {{operand_type(node, 0).dtype, shape}};
+  return output_types(node, nn::conv_transpose_geometry(node));
 }
 
 template <class T>
 void run_conv_transpose(const Node& node, std::span<const Tensor* const> inputs, Tensor& output) {
   const ConvGeometry geometry = nn::conv_transpose_geometry(node);
-  const std::vector<T> x = read_values<T>(*inputs[0]);
-  const std::vector<T> w = read_values<T>(*inputs[1]);
-  std::vector<T> y = bias_filled<T>(geometry, inputs);
-  const int64_t in_size = num_elements(geometry.in_spatial);
-  const int64_t out_size = num_elements(geometry.out_spatial);
-  const int64_t group_in = geometry.in_channels / geometry.group;
-  const int64_t group_out = geometry.out_channels / geometry.group;
+  ConvBuffers<T> buffers(geometry, inputs);
+  auto& [x, w, y, in_size, out_size, group_in, group_out] = buffers;
   const int64_t rows = group_out * num_elements(geometry.kernel);  // gemm m
   const TapGeometry taps{geometry.in_spatial, geometry.out_spatial, geometry.kernel,
                          geometry.strides,    geometry.dilations,   geometry.pads_begin};

@@ -17,31 +17,25 @@ std::vector<TensorType> infer_cum_sum(const Node& node) {
 
 template <class T>
 void run_cum_sum(const Node& node, const Tensor& input, Tensor& output) {
-  const Shape& shape = input.shape();
   const int64_t axis = normalize_axis(node.int_attr("axis"), input.rank());
   const bool exclusive = node.int_attr("exclusive") != 0;
   const bool reverse = node.int_attr("reverse") != 0;
-  const int64_t outer = nn::product(shape, 0, axis);
-  const int64_t count = shape[axis];
-  const int64_t inner = nn::product(shape, axis + 1, shape.size());
+  const nn::AxisSlices slices(input.shape(), axis);
   const std::vector<T> x = nn::read_values<T>(input);
   std::vector<T> y(x.size());
-  for (int64_t o = 0; o < outer; ++o) {
-    for (int64_t i = 0; i < inner; ++i) {
-      const int64_t base = o * count * inner + i;
-      T sum{};
-      for (int64_t step = 0; step < count; ++step) {
-        const int64_t offset = base + (reverse ? count - 1 - step : step) * inner;
-        if (exclusive) {
-          y[offset] = sum;
-          sum += x[offset];
-        } else {
-          sum += x[offset];
-          y[offset] = sum;
-        }
+  slices.for_each_start([&](int64_t start) {
+    T sum{};
+    for (int64_t step = 0; step < slices.count; ++step) {
+      const int64_t offset = start + (reverse ? slices.count - 1 - step : step) * slices.inner;
+      if (exclusive) {
+        y[offset] = sum;
+        sum = wrapping_add(sum, x[offset]);
+      } else {
+        sum = wrapping_add(sum, x[offset]);
+        y[offset] = sum;
       }
     }
-  }
+  });
   nn::write_values(output, y);
 }
 

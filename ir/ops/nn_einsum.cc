@@ -200,24 +200,6 @@ class LabelOdometer {
   std::vector<int64_t> index_;
 };
 
-// Sums and products wrap for integers, as two's complement does.
-template <class T>
-T add_values(T a, T b) {
-  if constexpr (std::is_integral_v<T>) {
-    return static_cast<T>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
-  } else {
-    return a + b;
-  }
-}
-template <class T>
-T multiply_values(T a, T b) {
-  if constexpr (std::is_integral_v<T>) {
-    return static_cast<T>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
-  } else {
-    return a * b;
-  }
-}
-
 template <class T>
 void run_einsum(const Node& node, std::span<const Tensor* const> inputs, Tensor& output) {
   std::vector<Shape> shapes;
@@ -246,9 +228,9 @@ void run_einsum(const Node& node, std::span<const Tensor* const> inputs, Tensor&
       do {
         T product = values[0][offsets[0]];
         for (size_t k = 1; k < values.size(); ++k) {
-          product = multiply_values(product, values[k][offsets[k]]);
+          product = wrapping_mul(product, values[k][offsets[k]]);
         }
-        sum = add_values(sum, product);
+        sum = wrapping_add(sum, product);  // integers wrap as two's complement
       } while (inner.next());
       result[out++] = sum;
     } while (outer.next());

@@ -128,8 +128,8 @@ void run_matmul(const Tensor& a_tensor, const Tensor& b_tensor, Tensor& output) 
   const std::vector<T> b = read_values<T>(b_tensor);
   std::vector<T> result(static_cast<size_t>(output.num_elements()), T{});
   // B shared by every batch (a weight): fold A's batch into its rows, one big product.
-  if (nn::product(plan.b_batch, 0, plan.b_batch.size()) == 1 && plan.a_batch == plan.batch) {
-    const int64_t rows = nn::product(plan.batch, 0, plan.batch.size()) * plan.m;
+  if (product(plan.b_batch, 0, plan.b_batch.size()) == 1 && plan.a_batch == plan.batch) {
+    const int64_t rows = product(plan.batch, 0, plan.batch.size()) * plan.m;
     nn::gemm_accumulate(rows, plan.n, plan.k, a.data(), plan.k, b.data(), plan.n, result.data(),
                         plan.n);
     write_values(output, result);

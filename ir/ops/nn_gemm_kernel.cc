@@ -88,7 +88,10 @@ void gemm_accumulate(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, c
   if (m <= 0 || n <= 0 || k <= 0) return;
   // One thread per kMinParallelWork multiply-adds, at most one per hardware thread.
   const int64_t hardware = std::max<int64_t>(1, std::thread::hardware_concurrency());
-  const int64_t threads = std::clamp<int64_t>(m * n * k / kMinParallelWork, 1, hardware);
+  // (The work is counted in double: m·n·k can exceed int64 for shapes the op table accepts.)
+  const double work = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  const int64_t threads =
+      static_cast<int64_t>(std::clamp(work / kMinParallelWork, 1.0, static_cast<double>(hardware)));
   // Split rows in whole micro-kernel panels when there are enough of them, else columns.
   const bool split_rows = ceil_div(m, kPanelM) >= threads || m >= n;
   const int64_t extent = split_rows ? m : n;

@@ -42,10 +42,4 @@ bool broadcasts_to(const Shape& from, const Shape& to) {
   return true;
 }
 
-int64_t product(const Shape& shape, size_t begin, size_t end) {
-  int64_t result = 1;
-  for (size_t i = begin; i < end && i < shape.size(); ++i) result *= shape[i];
-  return result;
-}
-
 }  // namespace kiln::nn

@@ -7,15 +7,18 @@
 // once (a plain copy when the tensor already holds the compute type).
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "ir/dtype.h"
 #include "ir/error.h"
 #include "ir/graph.h"
+#include "ir/ops/op_helpers.h"
 #include "ir/tensor.h"
 
 namespace kiln::nn {
@@ -97,10 +100,39 @@ void require_operand_rank(const Node& node, size_t index, int64_t rank, const st
 std::vector<int64_t> ints_attr_or_fill(const Node& node, const std::string& name, size_t count,
                                        int64_t fill);
 
+// The mean of values[0, count) and 1 / sqrt(variance + epsilon), the variance taken around the
+// mean in a second pass: the statistics of the normalization ops.
+template <class T>
+std::pair<T, T> mean_and_inv_std(const T* values, int64_t count, T epsilon) {
+  T sum{};
+  for (int64_t i = 0; i < count; ++i) sum += values[i];
+  const T mean = sum / static_cast<T>(count);
+  T squares{};
+  for (int64_t i = 0; i < count; ++i) squares += (values[i] - mean) * (values[i] - mean);
+  const T variance = squares / static_cast<T>(count);
+  return {mean, T{1} / std::sqrt(variance + epsilon)};
+}
+
+// The slices along `axis` of a row-major `shape`: outer · inner of them, each of `count`
+// elements `inner` apart; slice (o, i) starts at element o·count·inner + i.
+struct AxisSlices {
+  AxisSlices(const Shape& shape, int64_t axis)
+      : outer(product(shape, 0, axis)),
+        count(shape[axis]),
+        inner(product(shape, axis + 1, shape.size())) {}
+
+  // Calls visit(start) with the first element of every slice, in order.
+  template <class Visit>
+  void for_each_start(Visit&& visit) const {
+    for (int64_t o = 0; o < outer; ++o) {
+      for (int64_t i = 0; i < inner; ++i) visit(o * count * inner + i);
+    }
+  }
+
+  int64_t outer, count, inner;
+};
+
 // Whether `from` broadcasts (numpy rules, one direction) to exactly `to`.
 bool broadcasts_to(const Shape& from, const Shape& to);
-
-// The product of shape[begin, end).
-int64_t product(const Shape& shape, size_t begin, size_t end);
 
 }  // namespace kiln::nn

@@ -53,11 +53,14 @@ void run_batch_normalization(const Node& node, std::span<const Tensor* const> in
   const T epsilon = static_cast<T>(node.float_attr("epsilon"));
   const Shape& shape = inputs[0]->shape();
   const int64_t channels = shape[1];
-  const int64_t spatial = nn::product(shape, 2, shape.size());
+  const int64_t spatial = product(shape, 2, shape.size());
   std::vector<T> y(x.size());
-  for (size_t i = 0; i < x.size(); ++i) {
-    const int64_t c = (static_cast<int64_t>(i) / spatial) % channels;
-    y[i] = scale[c] * (x[i] - mean[c]) / std::sqrt(var[c] + epsilon) + bias[c];
+  for (int64_t plane = 0; plane < shape[0] * channels; ++plane) {
+    const int64_t c = plane % channels;
+    const T std_dev = std::sqrt(var[c] + epsilon);
+    for (int64_t i = plane * spatial; i < (plane + 1) * spatial; ++i) {
+      y[i] = scale[c] * (x[i] - mean[c]) / std_dev + bias[c];
+    }
   }
   write_values(output, y);
 }
@@ -77,18 +80,6 @@ std::vector<TensorType> infer_instance_normalization(const Node& node) {
   return {operand_type(node, 0)};
 }
 
-// Mean and 1/sqrt(variance + epsilon) of values[0, count).
-template <class T>
-std::pair<T, T> mean_and_inv_std(const T* values, int64_t count, T epsilon) {
-  T sum{};
-  for (int64_t i = 0; i < count; ++i) sum += values[i];
-  const T mean = sum / static_cast<T>(count);
-  T squares{};
-  for (int64_t i = 0; i < count; ++i) squares += (values[i] - mean) * (values[i] - mean);
-  const T variance = squares / static_cast<T>(count);
-  return {mean, T{1} / std::sqrt(variance + epsilon)};
-}
-
 template <class T>
 void run_instance_normalization(const Node& node, std::span<const Tensor* const> inputs,
                                 Tensor& output) {
@@ -98,11 +89,11 @@ void run_instance_normalization(const Node& node, std::span<const Tensor* const>
   const T epsilon = static_cast<T>(node.float_attr("epsilon"));
   const Shape& shape = inputs[0]->shape();
   const int64_t channels = shape[1];
-  const int64_t spatial = nn::product(shape, 2, shape.size());
+  const int64_t spatial = product(shape, 2, shape.size());
   std::vector<T> y(x.size());
   for (int64_t plane = 0; plane < shape[0] * channels; ++plane) {
     const T* values = x.data() + plane * spatial;
-    const auto [mean, inv_std] = mean_and_inv_std(values, spatial, epsilon);
+    const auto [mean, inv_std] = nn::mean_and_inv_std(values, spatial, epsilon);
     const int64_t c = plane % channels;
     for (int64_t i = 0; i < spatial; ++i) {
       y[plane * spatial + i] = (values[i] - mean) * inv_std * scale[c] + bias[c];
@@ -158,8 +149,8 @@ void run_layer_normalization(const Node& node, std::span<const Tensor* const> in
                              std::span<Tensor> outputs) {
   const Shape& shape = inputs[0]->shape();
   const int64_t axis = normalize_axis(node.int_attr("axis"), static_cast<int64_t>(shape.size()));
-  const int64_t rows = nn::product(shape, 0, axis);
-  const int64_t cols = nn::product(shape, axis, shape.size());
+  const int64_t rows = product(shape, 0, axis);
+  const int64_t cols = product(shape, axis, shape.size());
   const T epsilon = static_cast<T>(node.float_attr("epsilon"));
   const std::vector<T> x = read_values<T>(*inputs[0]);
   const std::vector<T> scale = read_values<T>(*inputs[1]);
@@ -173,7 +164,7 @@ void run_layer_normalization(const Node& node, std::span<const Tensor* const> in
   std::vector<T> y(x.size()), means(rows), inv_stds(rows);
   for (int64_t row = 0; row < rows; ++row) {
     const int64_t start = row * cols;
-    const auto [mean, inv_std] = mean_and_inv_std(x.data() + start, cols, epsilon);
+    const auto [mean, inv_std] = nn::mean_and_inv_std(x.data() + start, cols, epsilon);
     means[row] = mean;
     inv_stds[row] = inv_std;
     for (int64_t i = start; i < start + cols; ++i) {
@@ -200,8 +191,10 @@ void layer_normalization_reference(const Node& node, std::span<const Tensor* con
 void register_nn_norm_ops(OpRegistry& registry) {
   const AttrSpec epsilon{"epsilon", AttrKind::kFloat, Attribute(1e-5)};
   const AttrSpec axis{"axis", AttrKind::kInt, Attribute(-1)};
+  // At inference batch_normalization is a per-channel affine map of each element: it fuses like
+  // a broadcasting elementwise op (nothing is reduced).
   registry.add({.name = "batch_normalization",
-                .category = OpCategory::kReduction,
+                .category = OpCategory::kBroadcast,
                 .attrs = {epsilon},
                 .min_operands = 5,
                 .max_operands = 5,

@@ -46,13 +46,13 @@ template <class T>
 void run_global_pool(const Tensor& input, Tensor& output, bool max) {
   const std::vector<T> x = read_values<T>(input);
   const int64_t planes = input.shape()[0] * input.shape()[1];
-  const int64_t size = nn::product(input.shape(), 2, input.shape().size());
+  const int64_t size = product(input.shape(), 2, input.shape().size());
   std::vector<T> y(static_cast<size_t>(planes));
   for (int64_t p = 0; p < planes; ++p) {
     const T* values = x.data() + p * size;
     T result = max ? -std::numeric_limits<T>::infinity() : T{};
     for (int64_t i = 0; i < size; ++i)
-      result = max ? std::max(result, values[i]) : result + values[i];
+      result = max ? max_keep_nan(values[i], result) : result + values[i];
     y[p] = max ? result : result / static_cast<T>(size);
   }
   write_values(output, y);

@@ -4,7 +4,9 @@
 //
 // Reducing an empty set gives the identity of the reduction, as the ONNX spec says: 0 for sums
 // and norms, 1 for prod, the lowest (highest) value of the dtype for max (min), -inf for the
-// log reductions, NaN for mean of floats.
+// log reductions, NaN for mean of floats. As in numpy (and the ONNX reference), a NaN wins:
+// reduce_max / reduce_min of a slice holding one is NaN, and arg_max / arg_min pick the first
+// NaN (the last with select_last_index).
 #include <cmath>
 #include <limits>
 #include <set>
@@ -132,9 +134,9 @@ template <class T>
 T combine(Reduction reduction, T acc, T value) {
   switch (reduction) {
     case Reduction::kMax:
-      return std::max(acc, value);
+      return max_keep_nan(value, acc);
     case Reduction::kMin:
-      return std::min(acc, value);
+      return min_keep_nan(value, acc);
     case Reduction::kProd:
       return acc * value;
     case Reduction::kL1:
@@ -232,9 +234,7 @@ void run_arg(const Node& node, const Tensor& input, Tensor& output) {
   const int64_t axis = normalize_axis(node.int_attr("axis"), input.rank());
   const bool last = node.int_attr("select_last_index") != 0;
   const bool max = node.op() == "arg_max";
-  const int64_t outer = nn::product(shape, 0, axis);
-  const int64_t count = shape[axis];
-  const int64_t inner = nn::product(shape, axis + 1, shape.size());
+  const auto [outer, count, inner] = nn::AxisSlices(shape, axis);
   const std::vector<T> x = read_values<T>(input);
   std::vector<int64_t> result(static_cast<size_t>(outer * inner));
   for (int64_t o = 0; o < outer; ++o) {
@@ -243,9 +243,12 @@ void run_arg(const Node& node, const Tensor& input, Tensor& output) {
       int64_t best = 0;
       for (int64_t j = 1; j < count; ++j) {
         const T candidate = values[j * inner], current = values[best * inner];
-        const bool better = max ? (candidate > current || (last && candidate == current))
-                                : (candidate < current || (last && candidate == current));
-        if (better) best = j;
+        const bool tie = candidate == current || (is_nan_value(candidate) && is_nan_value(current));
+        // A NaN beats every number and is beaten by nothing.
+        const bool better =
+            !is_nan_value(current) &&
+            (is_nan_value(candidate) || (max ? candidate > current : candidate < current));
+        if (better || (last && tie)) best = j;
       }
       result[o * inner + i] = best;
     }

@@ -22,30 +22,28 @@ void softmax_slice(const T* values, T* result, int64_t count, int64_t stride, bo
   T max = values[0];
   for (int64_t i = 1; i < count; ++i) max = std::max(max, values[i * stride]);
   T sum{};
-  for (int64_t i = 0; i < count; ++i) sum += std::exp(values[i * stride] - max);
-  const T log_sum = std::log(sum);
   for (int64_t i = 0; i < count; ++i) {
-    const T shifted = values[i * stride] - max;
-    result[i * stride] = log ? shifted - log_sum : std::exp(shifted) / sum;
+    const T exponential = std::exp(values[i * stride] - max);
+    result[i * stride] = exponential;
+    sum += exponential;
+  }
+  if (log) {
+    const T log_sum = std::log(sum);
+    for (int64_t i = 0; i < count; ++i) result[i * stride] = values[i * stride] - max - log_sum;
+  } else {
+    for (int64_t i = 0; i < count; ++i) result[i * stride] /= sum;
   }
 }
 
 template <class T>
 void run_softmax(const Node& node, const Tensor& input, Tensor& output, bool log) {
-  const Shape& shape = input.shape();
-  const int64_t axis = normalize_axis(node.int_attr("axis"), input.rank());
-  const int64_t outer = nn::product(shape, 0, axis);
-  const int64_t count = shape[axis];
-  const int64_t inner = nn::product(shape, axis + 1, shape.size());
+  const nn::AxisSlices slices(input.shape(), normalize_axis(node.int_attr("axis"), input.rank()));
   const std::vector<T> x = nn::read_values<T>(input);
   std::vector<T> y(x.size());
-  if (count > 0) {
-    for (int64_t o = 0; o < outer; ++o) {
-      for (int64_t i = 0; i < inner; ++i) {
-        const int64_t start = o * count * inner + i;
-        softmax_slice(x.data() + start, y.data() + start, count, inner, log);
-      }
-    }
+  if (slices.count > 0) {
+    slices.for_each_start([&](int64_t start) {
+      softmax_slice(x.data() + start, y.data() + start, slices.count, slices.inner, log);
+    });
   }
   nn::write_values(output, y);
 }
@@ -61,24 +59,20 @@ void softmax_reference(const Node& node, std::span<const Tensor* const> inputs,
 // argmax has it), 0 elsewhere.
 template <class T>
 void run_hardmax(const Node& node, const Tensor& input, Tensor& output) {
-  const Shape& shape = input.shape();
-  const int64_t axis = normalize_axis(node.int_attr("axis"), input.rank());
-  const int64_t outer = nn::product(shape, 0, axis);
-  const int64_t count = shape[axis];
-  const int64_t inner = nn::product(shape, axis + 1, shape.size());
+  const nn::AxisSlices slices(input.shape(), normalize_axis(node.int_attr("axis"), input.rank()));
+  const int64_t count = slices.count;
+  const int64_t inner = slices.inner;
   const std::vector<T> x = nn::read_values<T>(input);
   std::vector<T> y(x.size(), T{0});
   if (count > 0) {
-    for (int64_t o = 0; o < outer; ++o) {
-      for (int64_t i = 0; i < inner; ++i) {
-        const T* values = x.data() + o * count * inner + i;
-        int64_t best = 0;
-        for (int64_t k = 1; k < count && !std::isnan(values[best * inner]); ++k) {
-          if (std::isnan(values[k * inner]) || values[k * inner] > values[best * inner]) best = k;
-        }
-        y[(o * count + best) * inner + i] = T{1};
+    slices.for_each_start([&](int64_t start) {
+      const T* values = x.data() + start;
+      int64_t best = 0;
+      for (int64_t k = 1; k < count && !std::isnan(values[best * inner]); ++k) {
+        if (std::isnan(values[k * inner]) || values[k * inner] > values[best * inner]) best = k;
       }
-    }
+      y[start + best * inner] = T{1};
+    });
   }
   nn::write_values(output, y);
 }

@@ -31,9 +31,7 @@ void run_top_k(const Node& node, const Tensor& input, std::span<Tensor> outputs)
   const int64_t axis = normalize_axis(node.int_attr("axis"), input.rank());
   const int64_t k = node.int_attr("k");
   const bool largest = node.int_attr("largest") != 0;
-  const int64_t outer = nn::product(shape, 0, axis);
-  const int64_t count = shape[axis];
-  const int64_t inner = nn::product(shape, axis + 1, shape.size());
+  const auto [outer, count, inner] = nn::AxisSlices(shape, axis);
   const std::vector<T> x = nn::read_values<T>(input);
   std::vector<T> values(static_cast<size_t>(outer * k * inner));
   std::vector<int64_t> indices(values.size());
@@ -42,8 +40,14 @@ void run_top_k(const Node& node, const Tensor& input, std::span<Tensor> outputs)
     for (int64_t i = 0; i < inner; ++i) {
       const T* slice = x.data() + o * count * inner + i;
       std::iota(order.begin(), order.end(), 0);
+      // NaN ranks above every number, as in the ONNX reference (numpy sorts NaN last): first
+      // for largest, last for smallest. The order must be strict and weak for stable_sort.
       const auto before = [&](int64_t a, int64_t b) {
-        return largest ? slice[a * inner] > slice[b * inner] : slice[a * inner] < slice[b * inner];
+        const T x = slice[a * inner], y = slice[b * inner];
+        if (is_nan_value(x) || is_nan_value(y)) {
+          return is_nan_value(largest ? x : y) && !is_nan_value(largest ? y : x);
+        }
+        return largest ? x > y : x < y;
       };
       std::stable_sort(order.begin(), order.end(), before);
       for (int64_t j = 0; j < k; ++j) {

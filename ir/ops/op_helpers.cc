@@ -83,6 +83,12 @@ std::vector<int64_t> broadcast_index_map(const Shape& in_shape, const Shape& out
   return map;
 }
 
+int64_t product(const Shape& shape, size_t begin, size_t end) {
+  int64_t result = 1;
+  for (size_t i = begin; i < end && i < shape.size(); ++i) result *= shape[i];
+  return result;
+}
+
 void require_same_dtype(const Node& node, size_t i, size_t j) {
   const DType a = operand_type(node, i).dtype;
   const DType b = operand_type(node, j).dtype;
