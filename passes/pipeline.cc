@@ -10,6 +10,7 @@
 #include "ir/printer.h"
 #include "ir/verifier.h"
 #include "passes/dead_code_elimination.h"
+#include "passes/fold_constants.h"
 #include "passes/remove_identity.h"
 
 namespace kiln::passes {
@@ -29,6 +30,7 @@ std::unique_ptr<Pass> make() {
 const std::vector<PassEntry>& pipeline_entries() {
   static const std::vector<PassEntry> entries = {
       {RemoveIdentity::kName, make<RemoveIdentity>},
+      {FoldConstants::kName, make<FoldConstants>},
       {DeadCodeElimination::kName, make<DeadCodeElimination>},
   };
   return entries;

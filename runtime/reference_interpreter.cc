@@ -22,6 +22,17 @@ void check_inputs(const Graph& graph, const std::vector<Tensor>& inputs) {
   }
 }
 
+std::vector<Tensor> run_node(const Node& node, const std::vector<const Tensor*>& operands) {
+  std::vector<Tensor> results;
+  for (const Value* result : node.results()) results.emplace_back(result->type());
+  try {
+    node.info().reference(node, operands, results);
+  } catch (const InputError& error) {
+    error.rethrow_prefixed(node.describe() + ": ");
+  }
+  return results;
+}
+
 std::vector<Tensor> run_reference(const Graph& graph, const std::vector<Tensor>& inputs) {
   check_inputs(graph, inputs);
   const std::vector<Node*> nodes = graph.nodes();
@@ -48,13 +59,7 @@ std::vector<Tensor> run_reference(const Graph& graph, const std::vector<Tensor>&
       }
       operands.push_back(&it->second);
     }
-    std::vector<Tensor> results;
-    for (const Value* result : node.results()) results.emplace_back(result->type());
-    try {
-      node.info().reference(node, operands, results);
-    } catch (const InputError& error) {
-      error.rethrow_prefixed(node.describe() + ": ");
-    }
+    std::vector<Tensor> results = run_node(node, operands);
     for (size_t r = 0; r < results.size(); ++r) values[node.result(r)] = std::move(results[r]);
     for (const Value* operand : node.operands()) {
       if (last_use[operand] == i && operand->kind() == Value::Kind::kResult) values.erase(operand);

@@ -14,6 +14,10 @@ namespace kiln {
 // count, dtype or shape differs from the graph's signature, naming the input.
 std::vector<Tensor> run_reference(const Graph& graph, const std::vector<Tensor>& inputs);
 
+// Runs one node with its reference kernel on the given operand tensors; returns its results.
+// Errors name the node.
+std::vector<Tensor> run_node(const Node& node, const std::vector<const Tensor*>& operands);
+
 // Checks `inputs` against the graph's signature (count, dtype, shape); throws InputError.
 void check_inputs(const Graph& graph, const std::vector<Tensor>& inputs);
 
