@@ -31,7 +31,9 @@ void run_top_k(const Node& node, const Tensor& input, std::span<Tensor> outputs)
   const int64_t axis = normalize_axis(node.int_attr("axis"), input.rank());
   const int64_t k = node.int_attr("k");
   const bool largest = node.int_attr("largest") != 0;
-  const auto [outer, count, inner] = nn::AxisSlices(shape, axis);
+  // Plain variables, not a structured binding: clang 14 cannot capture bindings in a lambda.
+  const nn::AxisSlices slices(shape, axis);
+  const int64_t outer = slices.outer, count = slices.count, inner = slices.inner;
   const std::vector<T> x = nn::read_values<T>(input);
   std::vector<T> values(static_cast<size_t>(outer * k * inner));
   std::vector<int64_t> indices(values.size());
@@ -43,11 +45,11 @@ void run_top_k(const Node& node, const Tensor& input, std::span<Tensor> outputs)
       // NaN ranks above every number, as in the ONNX reference (numpy sorts NaN last): first
       // for largest, last for smallest. The order must be strict and weak for stable_sort.
       const auto before = [&](int64_t a, int64_t b) {
-        const T x = slice[a * inner], y = slice[b * inner];
-        if (is_nan_value(x) || is_nan_value(y)) {
-          return is_nan_value(largest ? x : y) && !is_nan_value(largest ? y : x);
+        const T u = slice[a * inner], v = slice[b * inner];
+        if (is_nan_value(u) || is_nan_value(v)) {
+          return is_nan_value(largest ? u : v) && !is_nan_value(largest ? v : u);
         }
-        return largest ? x > y : x < y;
+        return largest ? u > v : u < v;
       };
       std::stable_sort(order.begin(), order.end(), before);
       for (int64_t j = 0; j < k; ++j) {
