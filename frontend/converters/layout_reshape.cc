@@ -36,8 +36,8 @@ std::vector<Value*> convert_reshape(NodeImporter& node) {
       inferred = static_cast<int64_t>(d);
     } else if (shape[d] < 0) {
       node.fail("shape " + shape_text(shape) + " has an invalid dimension");
-    } else {
-      known *= shape[d];
+    } else if (__builtin_mul_overflow(known, shape[d], &known)) {
+      node.fail("shape " + shape_text(shape) + " has more elements than int64 can count");
     }
   }
   const int64_t count = num_elements(in_shape);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Builds kiln's libFuzzer targets with clang (ASan + UBSan) in BUILD_DIR and runs each for
-# SECONDS on its seed corpus: the ONNX loader and the IR text parser. Any crash, sanitizer
-# report or exception other than kiln::InputError fails the run.
+# Builds kiln's libFuzzer targets with clang (ASan + UBSan) in BUILD_DIR and runs each for at
+# most SECONDS on its seed corpus: the ONNX loader and the IR text parser. Any crash, sanitizer
+# report or exception other than kiln::InputError fails the run. The seed and the number of runs
+# are fixed, so a CI run repeats what passed here (longer exploratory runs: see tests/fuzz/).
 #
 # usage: run_fuzzers.sh SOURCE_DIR BUILD_DIR SECONDS
 set -euo pipefail
@@ -25,7 +26,7 @@ for pair in fuzz_onnx_loader:corpus_onnx fuzz_ir_parser:corpus_ir; do
   work="$build_dir/work_$fuzzer"
   mkdir -p "$work"
   echo "run_fuzzers: $fuzzer for $seconds s"
-  "$build_dir/bin/$fuzzer" -max_total_time="$seconds" -max_len=4096 -timeout=10 \
+  "$build_dir/bin/$fuzzer" -seed=1 -runs=1000000 -max_total_time="$seconds" -max_len=4096 -timeout=10 \
     -rss_limit_mb=4096 -print_final_stats=1 "$work" "$source_dir/tests/fuzz/$corpus" 2>&1 | tail -n 25
 done
 echo "run_fuzzers: no crash, sanitizer report or unexpected exception"
