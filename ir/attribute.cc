@@ -25,6 +25,21 @@ std::string_view attr_kind_name(AttrKind kind) {
   return "?";
 }
 
+bool Attribute::operator==(const Attribute& other) const {
+  if (kind() != other.kind()) return false;
+  return std::visit(
+      [&](const auto& value) {
+        using T = std::decay_t<decltype(value)>;
+        const T& theirs = std::get<T>(other.storage_);
+        if constexpr (std::is_same_v<T, Tensor>) {
+          return value.same_contents(theirs);
+        } else {
+          return value == theirs;
+        }
+      },
+      storage_);
+}
+
 template <class T>
 const T& Attribute::get(AttrKind expected) const {
   if (kind() != expected) {

@@ -34,6 +34,9 @@ class Attribute {
 
   AttrKind kind() const { return static_cast<AttrKind>(storage_.index()); }
 
+  // Same kind and value; floats compare with ==, tensors by type and bytes.
+  bool operator==(const Attribute& other) const;
+
   // Typed reads; each throws InternalError when the kind differs.
   int64_t as_int() const;
   double as_float() const;

@@ -191,6 +191,11 @@ std::vector<int64_t> Tensor::to_ints() const {
   return values;
 }
 
+bool Tensor::same_contents(const Tensor& other) const {
+  return type_ == other.type_ &&
+         (num_bytes() == 0 || std::memcmp(bytes(), other.bytes(), num_bytes()) == 0);
+}
+
 Tensor Tensor::clone() const {
   Tensor copy(type_);
   if (num_bytes()) std::memcpy(copy.bytes(), bytes(), num_bytes());

@@ -82,6 +82,9 @@ class Tensor {
   std::vector<double> to_doubles() const;
   std::vector<int64_t> to_ints() const;
 
+  // Same type and the same bytes (so NaN equals a NaN of the same bits).
+  bool same_contents(const Tensor& other) const;
+
   Tensor clone() const;
   // Same bytes viewed with another shape of equal element count.
   Tensor reshaped(Shape shape) const;

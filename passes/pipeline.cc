@@ -9,6 +9,7 @@
 #include "ir/error.h"
 #include "ir/printer.h"
 #include "ir/verifier.h"
+#include "passes/common_subexpression_elimination.h"
 #include "passes/dead_code_elimination.h"
 #include "passes/fold_constants.h"
 #include "passes/remove_identity.h"
@@ -31,6 +32,7 @@ const std::vector<PassEntry>& pipeline_entries() {
   static const std::vector<PassEntry> entries = {
       {RemoveIdentity::kName, make<RemoveIdentity>},
       {FoldConstants::kName, make<FoldConstants>},
+      {CommonSubexpressionElimination::kName, make<CommonSubexpressionElimination>},
       {DeadCodeElimination::kName, make<DeadCodeElimination>},
   };
   return entries;
