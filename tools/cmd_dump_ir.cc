@@ -11,6 +11,7 @@
 #include "ir/printer.h"
 #include "tools/commands.h"
 #include "tools/model_loading.h"
+#include "tools/pass_options.h"
 
 namespace kiln::tools {
 namespace {
@@ -20,6 +21,7 @@ struct DumpIrOptions {
   std::string format = "text";
   std::string output;
   std::vector<std::string> input_shapes;
+  StageOptions stage;
 };
 
 nlohmann::json type_json(const Value* value) {
@@ -74,6 +76,7 @@ int run_dump_ir(const DumpIrOptions& options) {
   onnx_import::ImportOptions import_options;
   import_options.input_shapes = parse_input_shapes(options.input_shapes);
   const std::unique_ptr<Graph> graph = load_model(options.model, import_options);
+  apply_stage(*graph, options.stage);
 
   std::string text;
   if (options.format == "text") text = print_graph(*graph);
@@ -102,6 +105,7 @@ void add_dump_ir_command(CLI::App& parent, int& exit_code) {
   command->add_option("-o,--output", options->output, "Write to FILE instead of stdout");
   command->add_option("--input-shape", options->input_shapes,
                       "Bind symbolic input dims: NAME=1x3x224x224 (repeatable)");
+  add_stage_options(*command, options->stage);
   command->callback([options, &exit_code] { exit_code = run_dump_ir(*options); });
 }
 

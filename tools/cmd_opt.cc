@@ -3,12 +3,12 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 #include <memory>
-#include <set>
 
 #include "ir/printer.h"
 #include "passes/pipeline.h"
 #include "tools/commands.h"
 #include "tools/model_loading.h"
+#include "tools/pass_options.h"
 
 namespace kiln::tools {
 namespace {
@@ -16,10 +16,7 @@ namespace {
 struct OptOptions {
   std::string file;
   std::vector<std::string> passes;
-  std::vector<std::string> print_after;
-  std::vector<std::string> disabled;
-  bool time_passes = false;
-  bool explain_refusals = false;
+  PassOptions pass_options;
   int64_t max_inline_elements = PrintOptions{}.max_inline_elements;
 };
 
@@ -28,16 +25,7 @@ int run_opt(const OptOptions& options) {
   std::vector<std::unique_ptr<passes::Pass>> pipeline;
   for (const std::string& name : options.passes) pipeline.push_back(passes::make_pass(name));
 
-  passes::PassContext context;
-  context.disabled = {options.disabled.begin(), options.disabled.end()};
-  context.print_after = {options.print_after.begin(), options.print_after.end()};
-  context.time_passes = options.time_passes;
-  context.verify_each = true;
-  context.dump = &std::cerr;
-  passes::run_passes(*graph, pipeline, context);
-  if (options.explain_refusals) {
-    for (const std::string& refusal : context.refusals) std::cerr << refusal << "\n";
-  }
+  run_pipeline(*graph, pipeline, options.pass_options);
 
   PrintOptions print_options;
   print_options.max_inline_elements = options.max_inline_elements;
@@ -54,14 +42,7 @@ void add_opt_command(CLI::App& parent, int& exit_code) {
   command->add_option("file", options->file, "FILE.kir (or MODEL.onnx)")->required();
   command->add_option("--passes", options->passes, "Passes to run, in order: a,b,c")
       ->delimiter(',');
-  command
-      ->add_option("--print-after", options->print_after,
-                   "Print the IR to stderr after these passes (or 'all')")
-      ->delimiter(',');
-  command->add_option("--disable-pass", options->disabled, "Skip these passes")->delimiter(',');
-  command->add_flag("--time-passes", options->time_passes, "Report each pass's time on stderr");
-  command->add_flag("--explain-refusals", options->explain_refusals,
-                    "Print why passes refused rewrites (pass: node: reason) on stderr");
+  add_pass_options(*command, options->pass_options);
   command
       ->add_option("--inline-elements", options->max_inline_elements,
                    "Print constants with at most N elements inline (default 16)")

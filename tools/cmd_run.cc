@@ -13,6 +13,7 @@
 #include "tools/commands.h"
 #include "tools/compare.h"
 #include "tools/model_loading.h"
+#include "tools/pass_options.h"
 #include "tools/tensor_files.h"
 
 namespace kiln::tools {
@@ -23,6 +24,7 @@ struct RunOptions {
   std::string device = "auto";
   std::vector<std::string> inputs;
   std::vector<std::string> input_shapes;
+  StageOptions stage;
   std::string output_dir;
   std::string expect_dir;
   Tolerance tolerance;
@@ -100,6 +102,7 @@ int run_model(const RunOptions& options) {
   for (const auto& [name, tensor] : given)
     import_options.input_shapes.emplace(name, tensor.shape());
   const std::unique_ptr<Graph> graph = load_model(options.model, import_options);
+  apply_stage(*graph, options.stage);
   const std::vector<Tensor> inputs = order_inputs(*graph, given);
 
   const auto start = std::chrono::steady_clock::now();
@@ -148,6 +151,7 @@ void add_run_command(CLI::App& parent, int& exit_code) {
   command->add_option("--input", options->inputs, "NAME=FILE.npy or NAME=FILE.pb (repeatable)");
   command->add_option("--input-shape", options->input_shapes,
                       "Bind symbolic input dims: NAME=1x3x224x224 (repeatable)");
+  add_stage_options(*command, options->stage);
   command->add_option("--output-dir", options->output_dir, "Write each output as DIR/NAME.npy");
   command->add_option("--expect", options->expect_dir,
                       "Compare with DIR/NAME.npy; exit 1 on a mismatch");

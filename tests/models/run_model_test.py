@@ -125,13 +125,15 @@ def main():
     parser.add_argument("--work-dir", required=True, help="where models and data are cached")
     parser.add_argument("--torch-python", default="/usr/bin/python3",
                         help="an interpreter with torch and torchvision, for the export")
+    parser.add_argument("--stage", default="imported", choices=["imported", "optimized"],
+                        help="kiln run --stage: the imported graph, or after the pass pipeline")
     parser.add_argument("--atol", type=float, default=1e-4)
     parser.add_argument("--rtol", type=float, default=1e-3)
     args = parser.parse_args()
 
     model_path = os.path.join(args.work_dir, f"{args.model}.onnx")
     model_dir = os.path.join(args.work_dir, args.model)
-    got_dir = os.path.join(model_dir, "got")
+    got_dir = os.path.join(model_dir, f"got_{args.stage}")
     expected_dir = os.path.join(model_dir, "expected")
     os.makedirs(model_dir, exist_ok=True)
     timings = {}
@@ -140,7 +142,7 @@ def main():
         timings["onnxruntime"] = reference_if_needed(args, model_path, model_dir)
         for stale in glob.glob(os.path.join(got_dir, "*.npy")):
             os.remove(stale)
-        command = [args.kiln, "run", model_path, "--device", "cpu"]
+        command = [args.kiln, "run", model_path, "--device", "cpu", "--stage", args.stage]
         for input_path in sorted(glob.glob(os.path.join(model_dir, "inputs", "*.npy"))):
             input_name = os.path.splitext(os.path.basename(input_path))[0]
             command += ["--input", f"{input_name}={input_path}"]
