@@ -62,6 +62,8 @@ class Node {
   const std::vector<std::string>& provenance() const { return provenance_; }
   void set_provenance(std::vector<std::string> names) { provenance_ = std::move(names); }
   void set_operand(size_t i, Value* value) { operands_.at(i) = value; }
+  // Replaces every operand; the caller keeps the count within the op's schema.
+  void set_operands(std::vector<Value*> values) { operands_ = std::move(values); }
 
   // Attribute lookup: the node's own value, else the op table's default; throws InputError
   // naming the node and attribute when neither exists.

@@ -11,6 +11,7 @@
 #include "ir/verifier.h"
 #include "passes/common_subexpression_elimination.h"
 #include "passes/dead_code_elimination.h"
+#include "passes/fold_batch_norm.h"
 #include "passes/fold_constants.h"
 #include "passes/remove_identity.h"
 
@@ -32,6 +33,7 @@ const std::vector<PassEntry>& pipeline_entries() {
   static const std::vector<PassEntry> entries = {
       {RemoveIdentity::kName, make<RemoveIdentity>},
       {FoldConstants::kName, make<FoldConstants>},
+      {FoldBatchNorm::kName, make<FoldBatchNorm>},
       {CommonSubexpressionElimination::kName, make<CommonSubexpressionElimination>},
       {DeadCodeElimination::kName, make<DeadCodeElimination>},
   };
