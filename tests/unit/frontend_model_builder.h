@@ -111,6 +111,14 @@ inline void add_ints_attr(onnx::NodeProto* node, const std::string& name,
   for (int64_t value : values) attr->add_ints(value);
 }
 
+inline void add_string_attr(onnx::NodeProto* node, const std::string& name,
+                            const std::string& value) {
+  onnx::AttributeProto* attr = node->add_attribute();
+  attr->set_name(name);
+  attr->set_type(onnx::AttributeProto::STRING);
+  attr->set_s(value);
+}
+
 inline void add_float_attr(onnx::NodeProto* node, const std::string& name, float value) {
   onnx::AttributeProto* attr = node->add_attribute();
   attr->set_name(name);

@@ -14,18 +14,12 @@ namespace {
 
 using frontend_test::add_int_attr;
 using frontend_test::add_ints_attr;
+using frontend_test::add_string_attr;
 using frontend_test::import_error;
 using frontend_test::ModelBuilder;
 using op_test::iota_tensor;
 using op_test::node_ops;
 using ::testing::HasSubstr;
-
-void add_string_attr(onnx::NodeProto* node, const std::string& name, const std::string& value) {
-  onnx::AttributeProto* attr = node->add_attribute();
-  attr->set_name(name);
-  attr->set_type(onnx::AttributeProto::STRING);
-  attr->set_s(value);
-}
 
 TEST(LayoutConvertersTest, SqueezeUnsqueezeFlattenBecomeReshapes) {
   ModelBuilder builder(18);

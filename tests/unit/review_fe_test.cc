@@ -18,17 +18,11 @@ namespace {
 
 using frontend_test::add_int_attr;
 using frontend_test::add_ints_attr;
+using frontend_test::add_string_attr;
 using frontend_test::import_error;
 using frontend_test::ModelBuilder;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
-
-void add_string_attr(onnx::NodeProto* node, const std::string& name, const std::string& value) {
-  onnx::AttributeProto* attr = node->add_attribute();
-  attr->set_name(name);
-  attr->set_type(onnx::AttributeProto::STRING);
-  attr->set_s(value);
-}
 
 // SAME padding divides by the stride: a zero stride must be rejected before that.
 TEST(ReviewFeTest, SamePaddingWithAZeroStrideIsAnError) {
