@@ -2,6 +2,8 @@
 #include "ir/graph.h"
 
 #include <algorithm>
+#include <set>
+#include <unordered_map>
 
 #include "ir/error.h"
 #include "ir/op_registry.h"
@@ -152,6 +154,46 @@ void Graph::erase_unused_constants() {
     std::erase_if(values_,
                   [&](const std::unique_ptr<Value>& value) { return value.get() == constant; });
   }
+}
+
+void Graph::sort_topologically() {
+  // Kahn's algorithm, always taking the ready node that comes first in the current order.
+  std::unordered_map<const Node*, size_t> position;
+  for (size_t i = 0; i < nodes_.size(); ++i) position[nodes_[i].get()] = i;
+  std::vector<int> pending(nodes_.size(), 0);
+  std::vector<std::vector<size_t>> users_of(nodes_.size());
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    std::set<size_t> producers;
+    for (const Value* operand : nodes_[i]->operands_) {
+      if (operand->producer_) producers.insert(position.at(operand->producer_));
+    }
+    for (size_t producer : producers) users_of[producer].push_back(i);
+    pending[i] = static_cast<int>(producers.size());
+  }
+  std::set<size_t> ready;
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    if (pending[i] == 0) ready.insert(i);
+  }
+  std::vector<size_t> order;
+  while (!ready.empty()) {
+    const size_t next = *ready.begin();
+    ready.erase(ready.begin());
+    order.push_back(next);
+    for (size_t user : users_of[next]) {
+      if (--pending[user] == 0) ready.insert(user);
+    }
+  }
+  if (order.size() != nodes_.size()) {
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+      if (pending[i] > 0) {
+        throw InternalError("the graph has a cycle through " + nodes_[i]->describe());
+      }
+    }
+  }
+  std::vector<std::unique_ptr<Node>> sorted;
+  sorted.reserve(nodes_.size());
+  for (size_t i : order) sorted.push_back(std::move(nodes_[i]));
+  nodes_ = std::move(sorted);
 }
 
 }  // namespace kiln

@@ -131,6 +131,10 @@ class Graph {
   void erase_node(Node* node);
   // Removes constants no node or output uses.
   void erase_unused_constants();
+  // Restores topological order after a pass appended nodes that earlier nodes use: a stable
+  // sort that keeps the current order wherever dependencies allow. Throws InternalError on a
+  // cycle, naming a node on it.
+  void sort_topologically();
 
  private:
   Value* new_value(Value::Kind kind, std::string name, TensorType type);

@@ -21,6 +21,7 @@ namespace {
 struct PassEntry {
   const char* name;
   std::unique_ptr<Pass> (*make)();
+  Stage stage;  // the first stage whose graph this pass has run on
 };
 
 template <class P>
@@ -28,14 +29,15 @@ std::unique_ptr<Pass> make() {
   return std::make_unique<P>();
 }
 
-// The pipeline order.
+// The pipeline order. Canonicalization (stage "optimized") comes first; mixed precision and
+// fusion (stage "fused") follow.
 const std::vector<PassEntry>& pipeline_entries() {
   static const std::vector<PassEntry> entries = {
-      {RemoveIdentity::kName, make<RemoveIdentity>},
-      {FoldConstants::kName, make<FoldConstants>},
-      {FoldBatchNorm::kName, make<FoldBatchNorm>},
-      {CommonSubexpressionElimination::kName, make<CommonSubexpressionElimination>},
-      {DeadCodeElimination::kName, make<DeadCodeElimination>},
+      {RemoveIdentity::kName, make<RemoveIdentity>, Stage::kOptimized},
+      {FoldConstants::kName, make<FoldConstants>, Stage::kOptimized},
+      {FoldBatchNorm::kName, make<FoldBatchNorm>, Stage::kOptimized},
+      {CommonSubexpressionElimination::kName, make<CommonSubexpressionElimination>, Stage::kOptimized},
+      {DeadCodeElimination::kName, make<DeadCodeElimination>, Stage::kOptimized},
   };
   return entries;
 }
@@ -57,9 +59,18 @@ std::unique_ptr<Pass> make_pass(const std::string& name) {
   throw InputError("unknown pass '" + name + "' (passes: " + known + ")");
 }
 
-std::vector<std::unique_ptr<Pass>> default_pipeline() {
+Stage parse_stage(const std::string& name) {
+  if (name == "imported") return Stage::kImported;
+  if (name == "optimized") return Stage::kOptimized;
+  if (name == "fused") return Stage::kFused;
+  throw InputError("unknown stage '" + name + "' (stages: imported, optimized, fused)");
+}
+
+std::vector<std::unique_ptr<Pass>> default_pipeline(Stage stage) {
   std::vector<std::unique_ptr<Pass>> passes;
-  for (const PassEntry& entry : pipeline_entries()) passes.push_back(entry.make());
+  for (const PassEntry& entry : pipeline_entries()) {
+    if (entry.stage <= stage) passes.push_back(entry.make());
+  }
   return passes;
 }
 

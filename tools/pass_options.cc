@@ -22,14 +22,16 @@ void add_pass_options(CLI::App& command, PassOptions& options) {
 void add_stage_options(CLI::App& command, StageOptions& options) {
   command
       .add_option("--stage", options.stage,
-                  "imported (as imported, the default) or optimized (after the pass pipeline)")
-      ->check(CLI::IsMember({"imported", "optimized"}));
+                  "imported (as imported, the default), optimized (canonicalized) or fused (after "
+                  "the whole pass pipeline: mixed precision and fusion too)")
+      ->check(CLI::IsMember({"imported", "optimized", "fused"}));
   add_pass_options(command, options.pass_options);
 }
 
 void apply_stage(Graph& graph, const StageOptions& options) {
-  if (options.stage == "optimized") {
-    run_pipeline(graph, passes::default_pipeline(), options.pass_options);
+  const passes::Stage stage = passes::parse_stage(options.stage);
+  if (stage != passes::Stage::kImported) {
+    run_pipeline(graph, passes::default_pipeline(stage), options.pass_options);
   }
 }
 

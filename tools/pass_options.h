@@ -25,7 +25,7 @@ struct PassOptions {
 void add_pass_options(CLI::App& command, PassOptions& options);
 
 // --stage: which graph a command works on. "imported": as the importer built it; "optimized":
-// after kiln's default pass pipeline (passes/pipeline.cc).
+// canonicalized; "fused": after the whole pipeline (passes/pipeline.cc).
 struct StageOptions {
   std::string stage = "imported";
   PassOptions pass_options;

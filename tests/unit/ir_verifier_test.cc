@@ -84,5 +84,25 @@ TEST_F(IrVerifier, RejectsInputsSharingAName) {
   expect_verify_error("two graph inputs are named 'x'");
 }
 
+TEST_F(IrVerifier, SortTopologicallyMovesAppendedProducersBeforeTheirUsers) {
+  Node* relu = graph_.add_node("relu", {x_});
+  Node* late_producer = graph_.add_node("neg", {x_});
+  Node* unrelated = graph_.add_node("abs", {x_});
+  relu->set_operand(0, late_producer->result());
+  graph_.set_outputs({relu->result(), unrelated->result()});
+  graph_.sort_topologically();
+  const std::vector<Node*> order = graph_.nodes();
+  EXPECT_EQ(order, (std::vector<Node*>{late_producer, relu, unrelated}));
+  EXPECT_NO_THROW(verify_graph(graph_));
+}
+
+TEST_F(IrVerifier, SortTopologicallyReportsACycle) {
+  Node* first = graph_.add_node("relu", {x_});
+  Node* second = graph_.add_node("neg", {first->result()});
+  first->set_operand(0, second->result());
+  graph_.set_outputs({second->result()});
+  EXPECT_THROW(graph_.sort_topologically(), InternalError);
+}
+
 }  // namespace
 }  // namespace kiln
