@@ -4,13 +4,14 @@
 Run with an interpreter that has PyTorch and torchvision (Debian's /usr/bin/python3):
     /usr/bin/python3 tests/models/export_models.py WORK_DIR [MODEL...]
 
-For each MODEL (resnet50, mobilenetv2, bert; default: all) it writes
+For each MODEL (resnet50, mobilenetv2, bert, vit; default: all) it writes
     WORK_DIR/<model>.onnx
     WORK_DIR/<model>/inputs/<input name>.npy
 Weights are random but seeded (torch.manual_seed). BatchNormalization nodes are kept (not folded
 into the convolutions) and their statistics are made non-trivial: gamma and beta are randomized,
 then the running mean and variance are measured on a few random batches, so activations stay in
-a realistic range through the deep networks. The BERT-style encoder is written here in torch.nn.
+a realistic range through the deep networks. The BERT-style encoder is written here in torch.nn;
+the ViT is torchvision's VisionTransformer, scaled down.
 """
 import argparse
 import math
@@ -142,10 +143,36 @@ def make_bert():
             ["last_hidden_state", "pooler_output"])
 
 
+def make_vit():
+    """torchvision's ViT: ViT-B/16's image, patch and head sizes and MLP ratio; 4 layers of 256."""
+    hidden = 256
+    model = torchvision.models.vision_transformer.VisionTransformer(
+        image_size=224, patch_size=16, num_layers=4, num_heads=4, hidden_dim=hidden,
+        mlp_dim=4 * hidden, num_classes=1000)
+    # torchvision sets some parameters to constants: a zero head (hence all-equal logits), a zero
+    # class token, zero attention and patch-embedding biases, LayerNorms of ones and zeros.
+    # Randomize each, so that every parameter shows in the logits.
+    with torch.no_grad():
+        nn.init.normal_(model.class_token, std=0.02)  # the scale of the position embedding
+        nn.init.normal_(model.conv_proj.bias, std=0.02)
+        nn.init.trunc_normal_(model.heads.head.weight, std=math.sqrt(1 / hidden))
+        nn.init.normal_(model.heads.head.bias, std=0.02)
+        for module in model.modules():
+            if isinstance(module, nn.MultiheadAttention):
+                nn.init.normal_(module.in_proj_bias, std=0.02)
+                nn.init.normal_(module.out_proj.bias, std=0.02)
+            elif isinstance(module, nn.LayerNorm):
+                module.weight.uniform_(0.5, 1.5)
+                module.bias.normal_(0.0, 0.1)
+    image = torch.randn(1, 3, 224, 224)
+    return model, {"input": image}, ["logits"]
+
+
 MODELS = {
     "resnet50": make_cnn(torchvision.models.resnet50),
     "mobilenetv2": make_cnn(torchvision.models.mobilenet_v2),
     "bert": make_bert,
+    "vit": make_vit,
 }
 
 
