@@ -1,34 +1,116 @@
-// fold-batch-norm. For y = scale * (conv(x, W) + b - mean) / sqrt(var + eps) + B, per output
-// channel c with factor[c] = scale[c] / sqrt(var[c] + eps):
-//   W'[c, ...] = W[c, ...] * factor[c]
-//   b'[c]      = (b[c] - mean[c]) * factor[c] + B[c]      (b = 0 when the conv has no bias)
-// The convolution takes W' and b' and the normalization's place; the folded values are computed
+// fold-batch-norm. For y = scale * (z - mean) / sqrt(var + eps) + B, per channel c (axis 1 of z)
+// with factor[c] = scale[c] / sqrt(var[c] + eps), and z the result of
+//   conv(x, W, b)  W'[c, ...] = W[c, ...] * factor[c]
+//                  b'[c]      = (b[c] - mean[c]) * factor[c] + B[c]      (b = 0 without bias)
+//   gemm(A, W, C)  the channels are the output columns: W' scales column c of W (row c with
+//                  transB), C'[c] = (beta * C[c] - mean[c]) * factor[c] + B[c], and beta becomes
+//                  1; C (absent: 0) must be the same for every row: one element, [N] or [1, N].
+// The producer takes W' and b' (C') and the normalization's place; the folded values are computed
 // in double and rounded once into the weights' dtype. Refusals say which condition failed.
 #include "passes/fold_batch_norm.h"
 
 #include <algorithm>
 #include <cmath>
 
+#include "passes/rewrite_util.h"
+
 namespace kiln::passes {
 namespace {
 
 bool has_constant_data(const Value* value) { return value->is_constant() && value->has_data(); }
 
+// Whether gemm's C (if any) adds the same to every row of its [M, N] result.
+bool same_bias_for_every_row(const Node& gemm) {
+  if (gemm.operands().size() < 3) return true;
+  const TensorType& c = gemm.operand(2)->type();
+  const int64_t columns = gemm.result()->type().shape[1];
+  return c.num_elements() == 1 || c.shape == Shape{columns} || c.shape == Shape{1, columns};
+}
+
 // Why `norm` cannot fold into the node producing its input, or "" when it can.
 std::string refusal(const Graph& graph, const Node& norm) {
-  const Node* conv = norm.operand(0)->producer();
-  if (!conv || conv->op() != "conv") return "its input is not a conv";
-  if (graph.users(conv->result()).size() != 1 ||
-      std::count(graph.outputs().begin(), graph.outputs().end(), conv->result()) != 0) {
-    return "the conv's result has other uses";
+  const Node* producer = norm.operand(0)->producer();
+  if (!producer || (producer->op() != "conv" && producer->op() != "gemm")) {
+    return "its input is not a conv or gemm";
   }
-  for (size_t i = 1; i < conv->operands().size(); ++i) {
-    if (!has_constant_data(conv->operand(i))) return "the conv's weight or bias is not constant";
+  const std::string& op = producer->op();
+  if (graph.users(producer->result()).size() != 1 || is_graph_output(graph, producer->result())) {
+    return "the " + op + "'s result has other uses";
+  }
+  for (size_t i = 1; i < producer->operands().size(); ++i) {
+    if (!has_constant_data(producer->operand(i))) {
+      return "the " + op + "'s weight or bias is not constant";
+    }
   }
   for (size_t i = 1; i < norm.operands().size(); ++i) {
     if (!has_constant_data(norm.operand(i))) return "its scale, bias, mean or var is not constant";
   }
+  if (op == "gemm" && !same_bias_for_every_row(*producer)) {
+    return "the gemm's C " + type_to_string(producer->operand(2)->type()) + " differs by row";
+  }
   return "";
+}
+
+// The normalization as y = factor * (z - mean) + shift per channel.
+struct ChannelAffine {
+  explicit ChannelAffine(const Node& norm)
+      : mean(norm.operand(3)->data().to_doubles()), shift(norm.operand(2)->data().to_doubles()) {
+    const std::vector<double> scale = norm.operand(1)->data().to_doubles();
+    const std::vector<double> var = norm.operand(4)->data().to_doubles();
+    const double epsilon = norm.float_attr("epsilon");
+    for (size_t c = 0; c < scale.size(); ++c)
+      factor.push_back(scale[c] / std::sqrt(var[c] + epsilon));
+  }
+  // The folded bias of channel c for the producer's bias b.
+  double bias(int64_t c, double b) const { return (b - mean[c]) * factor[c] + shift[c]; }
+
+  std::vector<double> factor, mean, shift;
+};
+
+// conv(x, W, b) -> conv(x, W', b').
+void fold_into_conv(Graph& graph, Node& conv, const Node& norm, const ChannelAffine& affine) {
+  const Tensor& weight = conv.operand(1)->data();
+  const bool has_bias = conv.operands().size() > 2;
+  const int64_t channels = weight.shape()[0];
+  const int64_t per_channel = weight.num_elements() / channels;
+  Tensor folded_weight(weight.type());
+  Tensor folded_bias(weight.dtype(), {channels});
+  for (int64_t c = 0; c < channels; ++c) {
+    for (int64_t i = c * per_channel; i < (c + 1) * per_channel; ++i) {
+      folded_weight.set_double(i, weight.get_double(i) * affine.factor[c]);
+    }
+    folded_bias.set_double(c, affine.bias(c, has_bias ? conv.operand(2)->data().get_double(c) : 0));
+  }
+  conv.set_operands({conv.operand(0),
+                     graph.add_constant(conv.operand(1)->name() + ".bn", folded_weight),
+                     graph.add_constant(norm.operand(2)->name() + ".bn", folded_bias)});
+}
+
+// gemm(A, W, C) -> gemm(A, W', C') with beta 1.
+void fold_into_gemm(Graph& graph, Node& gemm, const Node& norm, const ChannelAffine& affine) {
+  const Tensor& weight = gemm.operand(1)->data();
+  const bool transposed = gemm.int_attr("transB") != 0;
+  const int64_t columns = gemm.result()->type().shape[1];
+  const int64_t depth = weight.num_elements() / std::max<int64_t>(columns, 1);
+  Tensor folded_weight(weight.type());
+  for (int64_t i = 0; i < weight.num_elements(); ++i) {
+    const int64_t column = transposed ? i / depth : i % columns;
+    folded_weight.set_double(i, weight.get_double(i) * affine.factor[column]);
+  }
+  const double beta = gemm.float_attr("beta");
+  Tensor folded_bias(weight.dtype(), {columns});
+  for (int64_t n = 0; n < columns; ++n) {
+    double c = 0;
+    if (gemm.operands().size() > 2) {
+      const Tensor& bias = gemm.operand(2)->data();
+      c = beta * bias.get_double(bias.num_elements() == 1 ? 0 : n);
+    }
+    folded_bias.set_double(n, affine.bias(n, c));
+  }
+  gemm.set_operands({gemm.operand(0),
+                     graph.add_constant(gemm.operand(1)->name() + ".bn", folded_weight),
+                     graph.add_constant(norm.operand(2)->name() + ".bn", folded_bias)});
+  gemm.mutable_attrs()["beta"] = 1.0;
 }
 
 }  // namespace
@@ -42,36 +124,16 @@ bool FoldBatchNorm::run(Graph& graph, PassContext& context) {
                                  why);
       continue;
     }
-    Node* conv = norm->operand(0)->producer();
-    const Tensor& weight = conv->operand(1)->data();
-    const bool has_bias = conv->operands().size() > 2;
-    const std::vector<double> scale = norm->operand(1)->data().to_doubles();
-    const std::vector<double> shift = norm->operand(2)->data().to_doubles();
-    const std::vector<double> mean = norm->operand(3)->data().to_doubles();
-    const std::vector<double> var = norm->operand(4)->data().to_doubles();
-    const double epsilon = norm->float_attr("epsilon");
-    const int64_t channels = weight.shape()[0];
-    const int64_t per_channel = weight.num_elements() / channels;
-
-    Tensor folded_weight(weight.type());
-    Tensor folded_bias(weight.dtype(), {channels});
-    for (int64_t c = 0; c < channels; ++c) {
-      const double factor = scale[c] / std::sqrt(var[c] + epsilon);
-      for (int64_t i = c * per_channel; i < (c + 1) * per_channel; ++i) {
-        folded_weight.set_double(i, weight.get_double(i) * factor);
-      }
-      const double bias = has_bias ? conv->operand(2)->data().get_double(c) : 0.0;
-      folded_bias.set_double(c, (bias - mean[c]) * factor + shift[c]);
+    Node* producer = norm->operand(0)->producer();
+    const ChannelAffine affine(*norm);
+    if (producer->op() == "conv") {
+      fold_into_conv(graph, *producer, *norm, affine);
+    } else {
+      fold_into_gemm(graph, *producer, *norm, affine);
     }
-    Value* new_weight = graph.add_constant(conv->operand(1)->name() + ".bn", folded_weight);
-    Value* new_bias = graph.add_constant(norm->operand(2)->name() + ".bn", folded_bias);
-    conv->set_operands({conv->operand(0), new_weight, new_bias});
-
-    std::vector<std::string> provenance = conv->provenance();
-    provenance.insert(provenance.end(), norm->provenance().begin(), norm->provenance().end());
-    conv->set_provenance(provenance);
-    if (!norm->result()->name().empty()) conv->result()->set_name(norm->result()->name());
-    graph.replace_all_uses(norm->result(), conv->result());
+    producer->set_provenance(merged_provenance({producer, norm}));
+    if (!norm->result()->name().empty()) producer->result()->set_name(norm->result()->name());
+    graph.replace_all_uses(norm->result(), producer->result());
     graph.erase_node(norm);
     changed = true;
   }

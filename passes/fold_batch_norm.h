@@ -1,5 +1,6 @@
-// fold-batch-norm: a batch_normalization whose input is a convolution used by nothing else, with
-// constant weights and statistics, is folded into the convolution's weight and bias.
+// fold-batch-norm: a batch_normalization whose input is a convolution or a gemm used by nothing
+// else, with constant weights and statistics, is folded into the convolution's (gemm's) weight
+// and bias.
 #pragma once
 
 #include "passes/pass.h"

@@ -13,7 +13,12 @@
 #include "passes/dead_code_elimination.h"
 #include "passes/fold_batch_norm.h"
 #include "passes/fold_constants.h"
+#include "passes/matmul_add_to_gemm.h"
+#include "passes/recognize_activations.h"
+#include "passes/recognize_layer_norm.h"
+#include "passes/recognize_softmax.h"
 #include "passes/remove_identity.h"
+#include "passes/simplify_reshape_transpose.h"
 
 namespace kiln::passes {
 namespace {
@@ -35,7 +40,12 @@ const std::vector<PassEntry>& pipeline_entries() {
   static const std::vector<PassEntry> entries = {
       {RemoveIdentity::kName, make<RemoveIdentity>, Stage::kOptimized},
       {FoldConstants::kName, make<FoldConstants>, Stage::kOptimized},
+      {RecognizeActivations::kName, make<RecognizeActivations>, Stage::kOptimized},
+      {RecognizeSoftmax::kName, make<RecognizeSoftmax>, Stage::kOptimized},
+      {RecognizeLayerNorm::kName, make<RecognizeLayerNorm>, Stage::kOptimized},
+      {MatmulAddToGemm::kName, make<MatmulAddToGemm>, Stage::kOptimized},
       {FoldBatchNorm::kName, make<FoldBatchNorm>, Stage::kOptimized},
+      {SimplifyReshapeTranspose::kName, make<SimplifyReshapeTranspose>, Stage::kOptimized},
       {CommonSubexpressionElimination::kName, make<CommonSubexpressionElimination>, Stage::kOptimized},
       {DeadCodeElimination::kName, make<DeadCodeElimination>, Stage::kOptimized},
   };

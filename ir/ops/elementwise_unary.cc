@@ -1,5 +1,5 @@
-// Unary elementwise ops: activations (relu, sigmoid, gelu, ...), float math (exp, log, sin, ...),
-// rounding, sign and clip, bitwise_not, and the predicates is_nan, is_inf and not. Each op's
+// Unary elementwise ops: activations (relu, sigmoid, silu, gelu, ...), float math (exp, log, sin,
+// ...), rounding, sign and clip, bitwise_not, and the predicates is_nan, is_inf and not. Each op's
 // math is one generic lambda `(x, params)`, called with the compute type of the operand's dtype.
 #include <algorithm>
 #include <cmath>
@@ -43,6 +43,12 @@ UnaryParams<T> read_unary_params(const Node& node) {
 template <class T>
 T softplus(T x) {
   return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
+}
+
+// 1 / (1 + exp(-x)), without overflow for large |x|.
+template <class T>
+T logistic(T x) {
+  return x >= 0 ? T(1) / (T(1) + std::exp(-x)) : std::exp(x) / (T(1) + std::exp(x));
 }
 
 // Clamps to [lo, hi] as numpy.clip does: NaN stays NaN, and lo > hi gives hi.
@@ -146,10 +152,8 @@ void register_elementwise_unary_ops(OpRegistry& registry) {
                             },
                             {float_attr("alpha", 1.67326319217681884765625),
                              float_attr("gamma", 1.05070102214813232421875)}));
-  add(unary_op<kFloatTypes>("sigmoid", [](auto x, const auto&) {
-    using T = decltype(x);
-    return x >= 0 ? T(1) / (T(1) + std::exp(-x)) : std::exp(x) / (T(1) + std::exp(x));
-  }));
+  add(unary_op<kFloatTypes>("sigmoid", [](auto x, const auto&) { return logistic(x); }));
+  add(unary_op<kFloatTypes>("silu", [](auto x, const auto&) { return x * logistic(x); }));
   add(unary_op<kFloatTypes>("hard_sigmoid",
                             [](auto x, const auto& p) {
                               using T = decltype(x);
