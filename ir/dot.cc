@@ -1,5 +1,7 @@
 // Graphviz DOT output. Graph inputs and outputs are ellipses, constants 'note' shapes, nodes
-// boxes labelled with the op and its ONNX provenance; edges carry the value's type.
+// boxes labelled with the op and its ONNX provenance; edges carry the value's type. A fusion is
+// a cluster (a framed box labelled with its op) around its body's nodes; edges run from outside
+// producers straight to the body nodes that read them. Body constants are not drawn.
 //
 //   in0 [shape=ellipse, label="%x\nf32[1,3]"];
 //   n0 [shape=box, label="relu\n/act/Relu"];
@@ -67,14 +69,44 @@ class DotWriter {
   void write_nodes() {
     const std::vector<Node*> nodes = graph_.nodes();
     for (size_t i = 0; i < nodes.size(); ++i) {
-      const Node& node = *nodes[i];
       const std::string id = "n" + std::to_string(i);
-      std::string label = node.op();
-      for (const std::string& onnx_name : node.provenance()) label += "\n" + onnx_name;
-      out_ += "  " + id + " [shape=box, label=" + dot_quote(label) + "];\n";
-      for (const Value* operand : node.operands()) write_edge(operand, id);
-      for (const Value* result : node.results()) dot_ids_[result] = id;
+      if (nodes[i]->body()) {
+        write_fusion(*nodes[i], id);
+      } else {
+        write_node(*nodes[i], id, "  ");
+      }
     }
+  }
+
+  void write_node(const Node& node, const std::string& id, const std::string& indent) {
+    std::string label = node.op();
+    for (const std::string& onnx_name : node.provenance()) label += "\n" + onnx_name;
+    out_ += indent + id + " [shape=box, label=" + dot_quote(label) + "];\n";
+    for (const Value* operand : node.operands()) write_edge(operand, id);
+    for (const Value* result : node.results()) dot_ids_[result] = id;
+  }
+
+  void write_fusion(const Node& fusion, const std::string& id) {
+    const Graph& body = *fusion.body();
+    out_ += "  subgraph cluster_" + id + " {\n";
+    out_ += "    label=" + dot_quote(fusion.op()) + "; style=rounded; color=blue;\n";
+    for (size_t i = 0; i < body.inputs().size() && i < fusion.operands().size(); ++i) {
+      alias(body.inputs()[i], fusion.operand(i));
+    }
+    const std::vector<Node*> inner = body.nodes();
+    for (size_t j = 0; j < inner.size(); ++j) {
+      write_node(*inner[j], id + "_" + std::to_string(j), "    ");
+    }
+    out_ += "  }\n";
+    for (size_t r = 0; r < fusion.results().size() && r < body.outputs().size(); ++r) {
+      alias(fusion.result(r), body.outputs()[r]);
+    }
+  }
+
+  // `value` is drawn where `same` is.
+  void alias(const Value* value, const Value* same) {
+    auto found = dot_ids_.find(same);
+    if (found != dot_ids_.end()) dot_ids_[value] = found->second;
   }
 
   void write_outputs() {

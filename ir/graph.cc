@@ -18,6 +18,9 @@ const Tensor& Value::data() const {
   return *data_;
 }
 
+Node::Node() = default;
+Node::~Node() = default;
+
 const Attribute& Node::attr(const std::string& name) const {
   auto it = attrs_.find(name);
   if (it != attrs_.end()) return it->second;
@@ -78,12 +81,34 @@ Node* Graph::add_node_with_types(const std::string& op, std::vector<Value*> oper
                                  std::vector<std::string> provenance) {
   const OpInfo* info = OpRegistry::global().find(op);
   if (!info) throw InputError("unknown op '" + op + "'");
+  if (info->has_body) throw InputError(op + " needs a body (build it with add_fusion)");
   auto node = std::make_unique<Node>();
   node->op_ = op;
   node->info_ = info;
   node->operands_ = std::move(operands);
   node->attrs_ = std::move(attrs);
   node->provenance_ = std::move(provenance);
+  return append_node(std::move(node), std::move(result_types));
+}
+
+Node* Graph::add_fusion(const std::string& op, std::vector<Value*> operands,
+                        std::unique_ptr<Graph> body, std::vector<std::string> provenance) {
+  const OpInfo* info = OpRegistry::global().find(op);
+  if (!info) throw InputError("unknown op '" + op + "'");
+  if (!info->has_body) throw InputError(op + " is not a fusion op: it takes no body");
+  auto node = std::make_unique<Node>();
+  node->op_ = op;
+  node->info_ = info;
+  node->operands_ = std::move(operands);
+  node->provenance_ = std::move(provenance);
+  node->body_ = std::move(body);
+  return append_node(std::move(node), {});
+}
+
+// Checks the node against its op's schema, gives it results of `result_types` (inferred when
+// empty) and appends it.
+Node* Graph::append_node(std::unique_ptr<Node> node, std::vector<TensorType> result_types) {
+  const OpInfo* info = node->info_;
   check_node_against_schema(*node);
   if (result_types.empty()) {
     try {
@@ -92,7 +117,8 @@ Node* Graph::add_node_with_types(const std::string& op, std::vector<Value*> oper
       error.rethrow_prefixed(node->describe() + ": ");
     }
   }
-  if (static_cast<int>(result_types.size()) != info->num_results) {
+  if (info->num_results != OpInfo::kVariadic &&
+      static_cast<int>(result_types.size()) != info->num_results) {
     throw InputError(node->describe() + ": has " + std::to_string(info->num_results) +
                      " results, got " + std::to_string(result_types.size()) + " types");
   }
@@ -154,6 +180,19 @@ void Graph::erase_unused_constants() {
     std::erase_if(values_,
                   [&](const std::unique_ptr<Value>& value) { return value.get() == constant; });
   }
+}
+
+void Graph::move_before(Node* node, const Node* anchor) {
+  auto owner = [](const Node* wanted) {
+    return [wanted](const std::unique_ptr<Node>& owned) { return owned.get() == wanted; };
+  };
+  auto from = std::find_if(nodes_.begin(), nodes_.end(), owner(node));
+  if (from == nodes_.end() || std::none_of(nodes_.begin(), nodes_.end(), owner(anchor))) {
+    throw InternalError("move_before: node is not in graph @" + name_);
+  }
+  std::unique_ptr<Node> moved = std::move(*from);
+  nodes_.erase(from);
+  nodes_.insert(std::find_if(nodes_.begin(), nodes_.end(), owner(anchor)), std::move(moved));
 }
 
 void Graph::sort_topologically() {

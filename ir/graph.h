@@ -4,6 +4,10 @@
 // or "elided" when parsed from text that did not spell out the data), or a node result. Nodes
 // are kept in topological order. Every node records `provenance`: the ONNX node names it came
 // from, so dumps and kernels can say which part of the model they implement.
+//
+// A fusion node (op fusion.loop, fusion.reduction, ...; see ir/fusion.h) owns a body: a nested
+// Graph whose inputs take the node's operands in order and whose outputs are the node's results.
+// A body is closed: it uses only its inputs and its own constants.
 #pragma once
 
 #include <memory>
@@ -49,8 +53,15 @@ class Value {
   std::optional<Tensor> data_;
 };
 
+class Graph;
+
 class Node {
  public:
+  Node();
+  ~Node();
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
+
   const std::string& op() const { return op_; }
   const OpInfo& info() const { return *info_; }
   const std::vector<Value*>& operands() const { return operands_; }
@@ -82,9 +93,14 @@ class Node {
   // "conv (onnx: /layer1/Conv)" for error messages.
   std::string describe() const;
 
+  // The nested graph of a fusion node; null for every other node.
+  const Graph* body() const { return body_.get(); }
+  Graph* mutable_body() { return body_.get(); }
+
  private:
   friend class Graph;
   std::string op_;
+  std::unique_ptr<Graph> body_;
   const OpInfo* info_ = nullptr;
   std::vector<Value*> operands_;
   std::vector<Value*> results_;
@@ -113,6 +129,12 @@ class Graph {
                             std::vector<TensorType> result_types,
                             std::vector<std::string> provenance = {});
 
+  // Appends a fusion node (an op whose OpInfo::has_body is set) owning `body`; its operands
+  // must match the body's inputs in number and type, and its results take the body's output
+  // types. Throws InputError otherwise.
+  Node* add_fusion(const std::string& op, std::vector<Value*> operands, std::unique_ptr<Graph> body,
+                   std::vector<std::string> provenance = {});
+
   void set_outputs(std::vector<Value*> outputs) { outputs_ = std::move(outputs); }
 
   const std::vector<Value*>& inputs() const { return inputs_; }
@@ -131,6 +153,9 @@ class Graph {
   void erase_node(Node* node);
   // Removes constants no node or output uses.
   void erase_unused_constants();
+  // Moves `node` to just before `anchor` in the node order (both nodes of this graph). The
+  // caller restores topological order if the move broke it.
+  void move_before(Node* node, const Node* anchor);
   // Restores topological order after a pass appended nodes that earlier nodes use: a stable
   // sort that keeps the current order wherever dependencies allow. Throws InternalError on a
   // cycle, naming a node on it.
@@ -138,6 +163,7 @@ class Graph {
 
  private:
   Value* new_value(Value::Kind kind, std::string name, TensorType type);
+  Node* append_node(std::unique_ptr<Node> node, std::vector<TensorType> result_types);
 
   std::string name_;
   std::vector<std::unique_ptr<Value>> values_;

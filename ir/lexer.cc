@@ -61,6 +61,8 @@ std::string token_kind_description(TokenKind kind) {
       return "'->'";
     case TokenKind::kMinus:
       return "'-'";
+    case TokenKind::kCaret:
+      return "'^'";
   }
   return "?";
 }
@@ -181,6 +183,7 @@ Token Lexer::scan() {
       {']', TokenKind::kRBracket}, {'{', TokenKind::kLBrace}, {'}', TokenKind::kRBrace},
       {'<', TokenKind::kLAngle},   {'>', TokenKind::kRAngle}, {',', TokenKind::kComma},
       {':', TokenKind::kColon},    {'=', TokenKind::kEquals}, {'-', TokenKind::kMinus},
+      {'^', TokenKind::kCaret},
   };
   for (const Punct& punct : kPunctuation) {
     if (c == punct.c) {

@@ -28,6 +28,7 @@ enum class TokenKind {
   kEquals,     // =
   kArrow,      // ->
   kMinus,      // -
+  kCaret,      // ^ (opens a fusion body's parameter list)
 };
 
 struct Token {

@@ -42,7 +42,7 @@ const OpRegistry& OpRegistry::global() {
 }
 
 void OpRegistry::add(OpInfo info) {
-  if (!info.infer || !info.reference) {
+  if (!info.infer || (!info.reference && !info.has_body)) {
     throw InternalError("op '" + info.name + "' registered without shape function or kernel");
   }
   std::string name = info.name;

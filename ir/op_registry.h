@@ -52,9 +52,12 @@ struct OpInfo {
   std::vector<AttrSpec> attrs;
   int min_operands = 1;
   int max_operands = 1;  // kVariadic for no limit
-  int num_results = 1;   // results every node of this op has
+  int num_results = 1;   // results every node of this op has (kVariadic: fusion ops)
   ShapeFn infer = nullptr;
   ReferenceFn reference = nullptr;
+  // Fusion ops: the node owns a body graph (Node::body()) that defines its results; the
+  // reference interpreter runs the body, so `reference` is null.
+  bool has_body = false;
 
   static constexpr int kVariadic = std::numeric_limits<int>::max();
   const AttrSpec* find_attr(const std::string& attr_name) const;

@@ -342,7 +342,10 @@ class Parser {
                      [&] { operands.push_back(parse_operand("as an operand")); });
 
     AttributeMap attrs;
-    if (accept(TokenKind::kLBrace)) {
+    std::unique_ptr<Graph> body;
+    if (info->has_body) {
+      body = parse_body(op_token.text);
+    } else if (accept(TokenKind::kLBrace)) {
       parse_list_until(TokenKind::kRBrace, "to close the attributes",
                        [&] { parse_attribute(*info, attrs); });
     }
@@ -360,7 +363,8 @@ class Parser {
       lexer_.fail_at(types_token, std::to_string(results.size()) + " names are defined but " +
                                       std::to_string(types.size()) + " result types are given");
     }
-    if (static_cast<int>(results.size()) != info->num_results) {
+    if (info->num_results != OpInfo::kVariadic &&
+        static_cast<int>(results.size()) != info->num_results) {
       lexer_.fail_at(results[0].token, op_token.text + " has " + std::to_string(info->num_results) +
                                            " results, not " + std::to_string(results.size()));
     }
@@ -375,13 +379,63 @@ class Parser {
     }
 
     try {
-      Node* node = graph_->add_node_with_types(op_token.text, std::move(operands), std::move(attrs),
-                                               types, std::move(provenance));
-      for (size_t i = 0; i < results.size(); ++i) define(results[i], node->result(i));
+      Node* node = body ? graph_->add_fusion(op_token.text, std::move(operands), std::move(body),
+                                             std::move(provenance))
+                        : graph_->add_node_with_types(op_token.text, std::move(operands),
+                                                      std::move(attrs), types,
+                                                      std::move(provenance));
+      if (node->results().size() != results.size()) {
+        throw InputError(std::to_string(results.size()) + " names are defined but the body yields " +
+                         std::to_string(node->results().size()) + " values");
+      }
+      for (size_t i = 0; i < results.size(); ++i) {
+        if (node->result(i)->type() != types[i]) {
+          throw InputError("result " + std::to_string(i) + " declared " +
+                           type_to_string(types[i]) + " but the body yields " +
+                           type_to_string(node->result(i)->type()));
+        }
+        define(results[i], node->result(i));
+      }
       verify_node(*node);
     } catch (const InputError& error) {
       lexer_.fail_at(op_token, error.what());
     }
+  }
+
+  // A fusion body: '{' '^' '(' params ')' ':' {statement} 'yield' values '}'. The body is a
+  // graph of its own: its names are separate from the enclosing graph's.
+  std::unique_ptr<Graph> parse_body(const std::string& op) {
+    expect(TokenKind::kLBrace, "to open the body of " + op);
+    expect(TokenKind::kCaret, "to start the parameters of the body of " + op);
+    auto body = std::make_unique<Graph>(op);
+    std::swap(graph_, body);
+    std::map<std::string, Value*> outer_values;
+    std::swap(values_, outer_values);
+    expect(TokenKind::kLParen, "to open the body parameters");
+    parse_list_until(TokenKind::kRParen, "to close the body parameters", [&] {
+      ValueRef ref = expect_value_name("as a body parameter");
+      check_new(ref);
+      expect(TokenKind::kColon, "after the parameter name");
+      define(ref, graph_->add_input("", parse_type("as the parameter type")));
+    });
+    expect(TokenKind::kColon, "after the body parameters");
+    while (!is_ident("yield")) {
+      if (is(TokenKind::kEnd) || is(TokenKind::kRBrace) || is_ident("return")) {
+        fail("expected 'yield' to end the body of " + op + ", found " +
+             token_description(lexer_.peek()));
+      }
+      parse_statement();
+    }
+    lexer_.take();
+    std::vector<Value*> outputs;
+    do {
+      outputs.push_back(parse_operand("as a yielded value"));
+    } while (accept(TokenKind::kComma));
+    graph_->set_outputs(std::move(outputs));
+    expect(TokenKind::kRBrace, "to close the body of " + op);
+    std::swap(values_, outer_values);
+    std::swap(graph_, body);
+    return body;
   }
 
   void parse_attribute(const OpInfo& info, AttributeMap& attrs) {

@@ -129,15 +129,27 @@ std::string format_attribute(const Attribute& attr) {
 
 class Printer {
  public:
-  Printer(const Graph& graph, const PrintOptions& options) : graph_(graph), options_(options) {}
+  // `indent` prefixes every statement: two spaces in a graph, two more per fusion body.
+  Printer(const Graph& graph, const PrintOptions& options, std::string indent = "  ")
+      : graph_(graph), options_(options), indent_(std::move(indent)) {}
 
   std::string print() {
     name_values();
     print_signature();
-    for (const Value* constant : graph_.constants()) print_constant(*constant);
-    for (const Node* node : graph_.nodes()) print_node(*node);
-    print_return();
+    print_statements();
+    print_terminator("return");
     out_ += "}\n";
+    return std::move(out_);
+  }
+
+  // A fusion body: "^(params):", its statements and "yield"; its names are its own.
+  std::string print_body() {
+    name_values();
+    out_ += indent_ + "^(";
+    print_typed_inputs();
+    out_ += "):\n";
+    print_statements();
+    print_terminator("yield");
     return std::move(out_);
   }
 
@@ -173,14 +185,18 @@ class Printer {
     return value ? assign_name(value) : std::string("%<null>");
   }
 
-  void print_signature() {
-    const std::string& name = graph_.name();
-    out_ += "graph @" + (is_all_digits(name) ? quote(name) : name_or_quoted(name)) + "(";
+  void print_typed_inputs() {
     const auto& inputs = graph_.inputs();
     for (size_t i = 0; i < inputs.size(); ++i) {
       if (i) out_ += ", ";
       out_ += value_ref(inputs[i]) + ": " + type_to_string(inputs[i]->type());
     }
+  }
+
+  void print_signature() {
+    const std::string& name = graph_.name();
+    out_ += "graph @" + (is_all_digits(name) ? quote(name) : name_or_quoted(name)) + "(";
+    print_typed_inputs();
     out_ += ") -> (";
     const auto& outputs = graph_.outputs();
     for (size_t i = 0; i < outputs.size(); ++i) {
@@ -190,8 +206,13 @@ class Printer {
     out_ += ") {\n";
   }
 
+  void print_statements() {
+    for (const Value* constant : graph_.constants()) print_constant(*constant);
+    for (const Node* node : graph_.nodes()) print_node(*node);
+  }
+
   void print_constant(const Value& constant) {
-    out_ += "  " + value_ref(&constant) + " = const " + type_to_string(constant.type());
+    out_ += indent_ + value_ref(&constant) + " = const " + type_to_string(constant.type());
     if (constant.has_data() && constant.type().num_elements() <= options_.max_inline_elements) {
       out_ += " " + format_tensor_data(constant.data());
     }
@@ -199,7 +220,7 @@ class Printer {
   }
 
   void print_node(const Node& node) {
-    out_ += "  ";
+    out_ += indent_;
     for (size_t i = 0; i < node.results().size(); ++i) {
       if (i) out_ += ", ";
       out_ += value_ref(node.result(i));
@@ -211,6 +232,9 @@ class Printer {
     }
     out_ += ")";
     print_attributes(node.attrs());
+    if (const Graph* body = node.body()) {
+      out_ += " {\n" + Printer(*body, options_, indent_ + "  ").print_body() + indent_ + "}";
+    }
     out_ += " : ";
     print_result_types(node);
     print_provenance(node.provenance());
@@ -253,8 +277,9 @@ class Printer {
     out_ += ")";
   }
 
-  void print_return() {
-    out_ += "  return";
+  // "return %a, %b" or, in a body, "yield %a, %b".
+  void print_terminator(const char* keyword) {
+    out_ += indent_ + keyword;
     const auto& outputs = graph_.outputs();
     for (size_t i = 0; i < outputs.size(); ++i) {
       out_ += i ? ", " : " ";
@@ -265,6 +290,7 @@ class Printer {
 
   const Graph& graph_;
   const PrintOptions& options_;
+  const std::string indent_;
   std::unordered_map<const Value*, std::string> printed_names_;
   std::set<std::string> taken_names_;
   int next_number_ = 0;

@@ -5,6 +5,7 @@
 //      attributes against the op table; result types equal to the shape function's; results
 //      belonging to the node and defined once.
 //   4. Outputs: defined in this graph.
+// A fusion node's body is verified the same way, as a graph of its own.
 #include "ir/verifier.h"
 
 #include <set>
@@ -112,10 +113,30 @@ class Verifier {
   std::unordered_set<const Value*> defined_;
 };
 
+// A fusion's body: a valid graph of its own, with no fusion inside.
+void verify_body(const Node& node) {
+  const Graph& body = *node.body();
+  try {
+    verify_graph(body);
+  } catch (const InputError& error) {
+    throw InputError(node.describe() + ": in its body: " + error.what());
+  }
+  for (const Node* inner : body.nodes()) {
+    if (inner->body()) {
+      throw InputError(node.describe() + ": its body holds another fusion, " + inner->describe());
+    }
+  }
+}
+
 }  // namespace
 
 void verify_node(const Node& node) {
   check_node_against_schema(node);
+  if (node.info().has_body != (node.body() != nullptr)) {
+    throw InputError(node.describe() + (node.body() ? ": only fusion ops have a body"
+                                                    : ": a fusion needs a body"));
+  }
+  if (node.body()) verify_body(node);
   std::vector<TensorType> inferred;
   try {
     inferred = infer_result_types(node);

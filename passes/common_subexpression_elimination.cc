@@ -32,6 +32,7 @@ bool CommonSubexpressionElimination::run(Graph& graph, PassContext& context) {
   std::map<BucketKey, std::vector<Node*>> buckets;
   bool changed = false;
   for (Node* node : graph.nodes()) {
+    if (node->body()) continue;  // fusions differ by body; CSE runs before fusion anyway
     BucketKey key{node->op(), {node->operands().begin(), node->operands().end()}};
     std::vector<Node*>& bucket = buckets[key];
     auto original = std::find_if(bucket.begin(), bucket.end(), [&](const Node* earlier) {

@@ -13,6 +13,7 @@
 #include "passes/dead_code_elimination.h"
 #include "passes/fold_batch_norm.h"
 #include "passes/fold_constants.h"
+#include "passes/fuse_kernels.h"
 #include "passes/matmul_add_to_gemm.h"
 #include "passes/recognize_activations.h"
 #include "passes/recognize_layer_norm.h"
@@ -48,6 +49,7 @@ const std::vector<PassEntry>& pipeline_entries() {
       {SimplifyReshapeTranspose::kName, make<SimplifyReshapeTranspose>, Stage::kOptimized},
       {CommonSubexpressionElimination::kName, make<CommonSubexpressionElimination>, Stage::kOptimized},
       {DeadCodeElimination::kName, make<DeadCodeElimination>, Stage::kOptimized},
+      {FuseKernels::kName, make<FuseKernels>, Stage::kFused},
   };
   return entries;
 }

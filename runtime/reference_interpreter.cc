@@ -1,4 +1,5 @@
-// Runs a graph on the CPU, node by node, freeing each intermediate after its last use.
+// Runs a graph on the CPU, node by node, freeing each intermediate after its last use. A fusion
+// node runs its body the same way.
 #include "runtime/reference_interpreter.h"
 
 #include <unordered_map>
@@ -23,6 +24,16 @@ void check_inputs(const Graph& graph, const std::vector<Tensor>& inputs) {
 }
 
 std::vector<Tensor> run_node(const Node& node, const std::vector<const Tensor*>& operands) {
+  if (const Graph* body = node.body()) {
+    // A fusion computes exactly what its body computes, op by op.
+    std::vector<Tensor> inputs;
+    for (const Tensor* operand : operands) inputs.push_back(*operand);
+    try {
+      return run_reference(*body, inputs);
+    } catch (const InputError& error) {
+      error.rethrow_prefixed(node.describe() + ": ");
+    }
+  }
   std::vector<Tensor> results;
   for (const Value* result : node.results()) results.emplace_back(result->type());
   try {

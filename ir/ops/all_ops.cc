@@ -7,6 +7,7 @@ void register_all_ops(OpRegistry& registry) {
   register_elementwise_ops(registry);
   register_nn_ops(registry);
   register_layout_ops(registry);
+  register_fusion_ops(registry);
 }
 
 }  // namespace kiln

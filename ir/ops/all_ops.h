@@ -10,5 +10,6 @@ void register_all_ops(OpRegistry& registry);
 void register_elementwise_ops(OpRegistry& registry);  // unary, binary, compare, logic, cast
 void register_nn_ops(OpRegistry& registry);           // conv, gemm, norms, pooling, reductions
 void register_layout_ops(OpRegistry& registry);       // reshape, transpose, slice, gather, ...
+void register_fusion_ops(OpRegistry& registry);       // fusion.loop, fusion.reduction, ...
 
 }  // namespace kiln

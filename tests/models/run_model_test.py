@@ -125,7 +125,7 @@ def main():
     parser.add_argument("--work-dir", required=True, help="where models and data are cached")
     parser.add_argument("--torch-python", default="/usr/bin/python3",
                         help="an interpreter with torch and torchvision, for the export")
-    parser.add_argument("--stage", default="imported", choices=["imported", "optimized"],
+    parser.add_argument("--stage", default="imported", choices=["imported", "optimized", "fused"],
                         help="kiln run --stage: the imported graph, or after the pass pipeline")
     parser.add_argument("--atol", type=float, default=1e-4)
     parser.add_argument("--rtol", type=float, default=1e-3)

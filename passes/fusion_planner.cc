@@ -1,0 +1,458 @@
+// The fusion planner (see passes/fusion_planner.h for the rules).
+#include "passes/fusion_planner.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <optional>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "ir/op_registry.h"
+
+namespace kiln::passes {
+namespace {
+
+enum class Role { kLight, kReduction, kContraction, kOpaque };
+
+Role role_of(const Node& node) {
+  switch (node.info().category) {
+    case OpCategory::kElementwise:
+    case OpCategory::kBroadcast:
+    case OpCategory::kInjective:
+      return Role::kLight;
+    case OpCategory::kReduction:
+      return Role::kReduction;
+    case OpCategory::kOutElementwiseFusable:
+      return Role::kContraction;
+    case OpCategory::kOpaque:
+      return Role::kOpaque;
+  }
+  return Role::kOpaque;
+}
+
+// The most nodes a producer group may have for the cost model to recompute it in a consumer.
+constexpr size_t kMaxRecomputedNodes = 8;
+
+std::string shape_text(const Value* value) { return type_to_string(value->type()); }
+
+class Planner {
+ public:
+  Planner(Graph& graph, PassContext& context, const char* pass_name)
+      : graph_(graph), context_(context), pass_name_(pass_name) {}
+
+  std::vector<FusionGroup> run() {
+    const std::vector<Node*> order = graph_.nodes();
+    for (Node* node : order) add_to_new_group(node, position_.size());
+    for (const Value* output : graph_.outputs()) outputs_.insert(output);
+    for (Node* consumer : order) {
+      for (size_t i = 0; i < consumer->operands().size(); ++i) {
+        Value* operand = consumer->operand(i);
+        Node* producer = operand->producer();
+        if (producer && group_of_.at(producer) != group_of_.at(consumer)) {
+          try_merge(producer, consumer, operand);
+        }
+      }
+    }
+    for (Node* node : order) {
+      const Group& group = groups_[group_of_.at(node)];
+      if (group.alive && group.anchor == node && node->op() == "softmax") try_attention(node);
+    }
+    return collect();
+  }
+
+ private:
+  struct Group {
+    std::vector<Node*> nodes;
+    Node* anchor = nullptr;
+    bool opaque = false;
+    bool attention = false;
+    bool alive = true;
+  };
+
+  // --- Bookkeeping ---------------------------------------------------------------------------
+
+  size_t add_to_new_group(Node* node, size_t position) {
+    position_[node] = position;
+    for (const Value* operand : node->operands()) {
+      std::vector<Node*>& users = users_[operand];
+      if (users.empty() || users.back() != node) users.push_back(node);
+    }
+    Group group;
+    group.nodes.push_back(node);
+    const Role role = role_of(*node);
+    if (role == Role::kReduction || role == Role::kContraction) group.anchor = node;
+    group.opaque = role == Role::kOpaque;
+    groups_.push_back(group);
+    group_of_[node] = groups_.size() - 1;
+    return groups_.size() - 1;
+  }
+
+  bool in_groups(const Node* node, size_t a, size_t b) const {
+    const size_t group = group_of_.at(node);
+    return group == a || group == b;
+  }
+
+  // Values of group `a` that a node outside groups `a` and `b` (or the graph's outputs) uses.
+  std::vector<const Value*> escaping_values(size_t a, size_t b) const {
+    std::vector<const Value*> values;
+    for (const Node* node : groups_[a].nodes) {
+      for (const Value* result : node->results()) {
+        bool escapes = outputs_.count(result) != 0;
+        auto found = users_.find(result);
+        if (found != users_.end()) {
+          for (const Node* user : found->second) escapes = escapes || !in_groups(user, a, b);
+        }
+        if (escapes) values.push_back(result);
+      }
+    }
+    return values;
+  }
+
+  void refuse(const Node& producer, const Node& consumer, const std::string& why) {
+    context_.refusals.push_back(fmt::format("{}: {}: not fused with its producer {}: {}",
+                                            pass_name_, consumer.describe(), producer.describe(),
+                                            why));
+  }
+
+  std::vector<Node*> sorted_nodes(size_t group) const {
+    std::vector<Node*> nodes = groups_[group].nodes;
+    std::stable_sort(nodes.begin(), nodes.end(), [&](const Node* a, const Node* b) {
+      return position_.at(a) < position_.at(b);
+    });
+    return nodes;
+  }
+
+  // --- Merging -------------------------------------------------------------------------------
+
+  void try_merge(Node* producer, Node* consumer, const Value* operand) {
+    size_t from = group_of_.at(producer);
+    const size_t into = group_of_.at(consumer);
+    if (std::string why = kind_refusal(from, into, consumer, operand); !why.empty()) {
+      refuse(*producer, *consumer, why);
+      return;
+    }
+    const std::vector<const Value*> escaping = escaping_values(from, into);
+    if (!escaping.empty() && !can_keep_as_outputs(from, into, escaping)) {
+      if (std::string why = recompute_refusal(from, into); !why.empty()) {
+        refuse(*producer, *consumer,
+               fmt::format("{} is also used outside the fusion and {}",
+                           shape_text(escaping.front()), why));
+        return;
+      }
+      from = clone_into(from, into);
+    } else if (const Node* via = cycle_through(from, into)) {
+      refuse(*producer, *consumer,
+             "fusing them would make a cycle through " + via->describe() +
+                 ", which uses the producer's fusion and feeds the consumer's");
+      return;
+    }
+    merge(from, into);
+  }
+
+  // Why group `from` (holding the producer) may not join group `into` by the op categories, or
+  // "" when it may. `operand` is the value that links them.
+  std::string kind_refusal(size_t from, size_t into, const Node* consumer,
+                           const Value* operand) const {
+    const Group& producers = groups_[from];
+    const Group& consumers = groups_[into];
+    if (producers.opaque) {
+      return producers.nodes[0]->op() + " is opaque (kiln fuses no op of that category)";
+    }
+    if (consumers.opaque) return consumer->op() + " is opaque (kiln fuses no op of that category)";
+    const Node* heavy_producer = producers.anchor;
+    const Node* heavy_consumer = consumers.anchor;
+    if (heavy_producer && heavy_consumer) {
+      return "both " + heavy_producer->op() + " and " + heavy_consumer->op() +
+             " are heavy (reduction, GEMM or convolution); a kernel computes one";
+    }
+    if (heavy_consumer) return prologue_refusal(producers, *heavy_consumer, consumer, operand);
+    if (heavy_producer) return epilogue_refusal(*heavy_producer, consumers);
+    return "";
+  }
+
+  // Light producers feeding a heavy consumer's group.
+  static std::string prologue_refusal(const Group& producers, const Node& heavy,
+                                      const Node* consumer, const Value* operand) {
+    if (role_of(heavy) != Role::kContraction || consumer != &heavy) return "";
+    const bool is_conv = heavy.op() == "conv" || heavy.op() == "conv_transpose";
+    const bool activation =
+        heavy.operand(0) == operand || (!is_conv && heavy.operand(1) == operand);
+    if (!activation) {
+      return "it computes the " + heavy.op() +
+             "'s bias, which kiln does not compute in a prologue";
+    }
+    for (const Node* node : producers.nodes) {
+      const OpCategory category = node->info().category;
+      if (category == OpCategory::kBroadcast) {
+        return "prologue op " + node->op() +
+               " broadcasts, and a GEMM would recompute it on every tile load";
+      }
+      if (category == OpCategory::kInjective && is_conv) {
+        return "prologue op " + node->op() + " moves elements, which a convolution's loads do not";
+      }
+    }
+    return "";
+  }
+
+  // Light consumers of a heavy producer's group: elementwise at the heavy op's output shape.
+  static std::string epilogue_refusal(const Node& heavy, const Group& consumers) {
+    const TensorType& heavy_type = heavy.result(0)->type();
+    for (const Node* node : consumers.nodes) {
+      if (node->info().category == OpCategory::kInjective) {
+        return "epilogue op " + node->op() + " moves elements; an epilogue of " + heavy.op() +
+               " is elementwise";
+      }
+      if (node->result(0)->type().shape != heavy_type.shape) {
+        return "epilogue op " + node->op() + " has shape " + shape_text(node->result(0)) +
+               ", not the " + heavy.op() + "'s " + type_to_string(heavy_type);
+      }
+    }
+    return "";
+  }
+
+  // Whether the merged group can write the escaping values as extra outputs: they and every
+  // other value it writes share one shape (one iteration space), and none is the prologue of a
+  // GEMM or convolution (whose loads revisit elements).
+  bool can_keep_as_outputs(size_t from, size_t into,
+                           const std::vector<const Value*>& escaping) const {
+    const Node* heavy = groups_[into].anchor;
+    if (heavy && role_of(*heavy) == Role::kContraction && !groups_[from].anchor) return false;
+    std::vector<const Value*> written = escaping;
+    for (const Value* value : escaping_values(into, from)) written.push_back(value);
+    for (const Value* value : written) {
+      if (value->type().shape != written.front()->type().shape) return false;
+    }
+    return true;
+  }
+
+  // The cost model: why recomputing group `from` inside group `into` is refused, or "" when
+  // recomputing is cheaper than storing.
+  std::string recompute_refusal(size_t from, size_t into) const {
+    const Group& producers = groups_[from];
+    if (producers.anchor) return "it is computed by a heavy op, which is never recomputed";
+    if (producers.nodes.size() > kMaxRecomputedNodes) {
+      return fmt::format("its fusion has {} ops, more than the {} the cost model recomputes",
+                         producers.nodes.size(), kMaxRecomputedNodes);
+    }
+    int64_t read_to_recompute = 0;
+    std::unordered_set<const Value*> counted;
+    for (const Node* node : producers.nodes) {
+      for (const Value* operand : node->operands()) {
+        const Node* source = operand->producer();
+        const bool inside = source && group_of_.at(source) == from;
+        if (!inside && counted.insert(operand).second) {
+          read_to_recompute += operand->type().num_bytes();
+        }
+      }
+    }
+    int64_t read_when_stored = 0;
+    for (const Node* node : producers.nodes) {
+      for (const Value* result : node->results()) {
+        auto found = users_.find(result);
+        if (found == users_.end()) continue;
+        const bool read_by_consumer =
+            std::any_of(found->second.begin(), found->second.end(),
+                        [&](const Node* user) { return group_of_.at(user) == into; });
+        if (read_by_consumer) read_when_stored += result->type().num_bytes();
+      }
+    }
+    if (read_to_recompute > read_when_stored) {
+      return fmt::format(
+          "recomputing it would read {} bytes where its stored result is {} (cost model: keep it)",
+          read_to_recompute, read_when_stored);
+    }
+    return "";
+  }
+
+  // Clones the members of group `from` that group `into` needs, for `into` alone: the consumers
+  // in `into` read the clones. Returns the clones' group.
+  size_t clone_into(size_t from, size_t into) {
+    std::unordered_map<const Value*, Value*> clone_of;
+    // Only the members the consumers need, directly or through other members.
+    std::unordered_set<const Node*> needed;
+    for (const Node* consumer : groups_[into].nodes) {
+      for (const Value* operand : consumer->operands()) {
+        const Node* source = operand->producer();
+        if (source && group_of_.at(source) == from) needed.insert(source);
+      }
+    }
+    const std::vector<Node*> members = sorted_nodes(from);
+    for (auto node = members.rbegin(); node != members.rend(); ++node) {
+      if (!needed.count(*node)) continue;
+      for (const Value* operand : (*node)->operands()) {
+        const Node* source = operand->producer();
+        if (source && group_of_.at(source) == from) needed.insert(source);
+      }
+    }
+    std::optional<size_t> clones;
+    for (Node* node : members) {
+      if (!needed.count(node)) continue;
+      std::vector<Value*> operands;
+      for (Value* operand : node->operands()) {
+        auto found = clone_of.find(operand);
+        operands.push_back(found == clone_of.end() ? operand : found->second);
+      }
+      std::vector<TensorType> types;
+      for (const Value* result : node->results()) types.push_back(result->type());
+      Node* clone = graph_.add_node_with_types(node->op(), operands, node->attrs(), types,
+                                               node->provenance());
+      for (size_t r = 0; r < node->results().size(); ++r) {
+        clone_of[node->result(r)] = clone->result(r);
+      }
+      const size_t group = add_to_new_group(clone, position_.at(node));
+      if (clones) {
+        merge(group, *clones);
+      } else {
+        clones = group;
+      }
+    }
+    for (Node* consumer : groups_[into].nodes) {
+      for (size_t i = 0; i < consumer->operands().size(); ++i) {
+        auto found = clone_of.find(consumer->operand(i));
+        if (found == clone_of.end()) continue;
+        std::erase(users_[consumer->operand(i)], consumer);
+        consumer->set_operand(i, found->second);
+        std::vector<Node*>& users = users_[found->second];
+        if (std::find(users.begin(), users.end(), consumer) == users.end()) {
+          users.push_back(consumer);
+        }
+      }
+    }
+    return *clones;
+  }
+
+  // A node outside groups `from` and `into` on a path from one to the other, or null.
+  const Node* cycle_through(size_t from, size_t into) const {
+    size_t last = 0;
+    for (size_t group : {from, into}) {
+      for (const Node* node : groups_[group].nodes) last = std::max(last, position_.at(node));
+    }
+    std::vector<const Node*> stack;
+    std::unordered_set<const Node*> seen;
+    auto push_users = [&](const Node* node) {
+      for (const Value* result : node->results()) {
+        auto found = users_.find(result);
+        if (found == users_.end()) continue;
+        for (const Node* user : found->second) {
+          if (seen.insert(user).second) stack.push_back(user);
+        }
+      }
+    };
+    for (size_t group : {from, into}) {
+      for (const Node* node : groups_[group].nodes) push_users(node);
+    }
+    std::vector<const Node*> exits;
+    while (!stack.empty()) {
+      const Node* node = stack.back();
+      stack.pop_back();
+      if (in_groups(node, from, into)) continue;
+      exits.push_back(node);
+      if (position_.at(node) <= last) push_users(node);
+    }
+    // An outside node reached from the pair leads back into it when one of its users is inside.
+    for (const Node* node : exits) {
+      for (const Value* result : node->results()) {
+        auto found = users_.find(result);
+        if (found == users_.end()) continue;
+        for (const Node* user : found->second) {
+          if (in_groups(user, from, into)) return node;
+        }
+      }
+    }
+    return nullptr;
+  }
+
+  void merge(size_t from, size_t into) {
+    Group& source = groups_[from];
+    Group& target = groups_[into];
+    for (Node* node : source.nodes) {
+      group_of_[node] = into;
+      target.nodes.push_back(node);
+    }
+    if (!target.anchor) target.anchor = source.anchor;
+    target.attention = target.attention || source.attention;
+    source.nodes.clear();
+    source.alive = false;
+  }
+
+  // --- Attention -----------------------------------------------------------------------------
+
+  // matmul (+ elementwise) → softmax over the last axis (+ elementwise) → matmul reading the
+  // probabilities as its first operand: one attention kernel.
+  void try_attention(Node* softmax) {
+    const size_t middle = group_of_.at(softmax);
+    const int64_t rank = softmax->result()->type().rank();
+    const int64_t axis = softmax->int_attr("axis");
+    if (axis != -1 && axis != rank - 1) return;
+    const Node* scores = softmax->operand(0)->producer();
+    if (!scores) return;
+    const size_t first = group_of_.at(scores);
+    const Node* first_anchor = groups_[first].anchor;
+    if (first == middle || !first_anchor || first_anchor->op() != "matmul") return;
+    const auto refuse_attention = [&](const std::string& why) {
+      context_.refusals.push_back(fmt::format("{}: {}: no attention fusion with {}: {}",
+                                              pass_name_, softmax->describe(),
+                                              first_anchor->describe(), why));
+    };
+    const std::vector<const Value*> scores_out = escaping_values(first, middle);
+    if (!scores_out.empty()) {
+      refuse_attention("the scores " + shape_text(scores_out.front()) + " are used elsewhere");
+      return;
+    }
+    const std::vector<const Value*> probabilities = escaping_values(middle, first);
+    if (probabilities.size() != 1 || outputs_.count(probabilities[0])) {
+      refuse_attention("the probabilities are not one value read only by a matmul");
+      return;
+    }
+    const std::vector<Node*>& readers = users_.at(probabilities[0]);
+    const Node* second_anchor = groups_[group_of_.at(readers[0])].anchor;
+    const bool one_reader = std::all_of(readers.begin(), readers.end(), [&](const Node* user) {
+      return group_of_.at(user) == group_of_.at(readers[0]);
+    });
+    if (!one_reader || !second_anchor || second_anchor->op() != "matmul" ||
+        second_anchor->operand(0) != probabilities[0]) {
+      refuse_attention("the probabilities are not the first operand of one matmul");
+      return;
+    }
+    const size_t last = group_of_.at(readers[0]);
+    merge(first, middle);
+    merge(last, middle);
+    Group& group = groups_[middle];
+    group.anchor = const_cast<Node*>(first_anchor);
+    group.attention = true;
+  }
+
+  // --- Result --------------------------------------------------------------------------------
+
+  std::vector<FusionGroup> collect() {
+    std::vector<FusionGroup> result;
+    for (size_t i = 0; i < groups_.size(); ++i) {
+      const Group& group = groups_[i];
+      if (!group.alive || group.nodes.size() < 2) continue;
+      result.push_back({sorted_nodes(i), group.anchor, group.attention});
+    }
+    std::sort(result.begin(), result.end(), [&](const FusionGroup& a, const FusionGroup& b) {
+      return position_.at(a.nodes.front()) < position_.at(b.nodes.front());
+    });
+    return result;
+  }
+
+  Graph& graph_;
+  PassContext& context_;
+  const char* pass_name_;
+  std::vector<Group> groups_;
+  std::unordered_map<const Node*, size_t> group_of_;
+  // Topological position; a clone shares its original's, which keeps the order valid.
+  std::unordered_map<const Node*, size_t> position_;
+  std::unordered_map<const Value*, std::vector<Node*>> users_;
+  std::unordered_set<const Value*> outputs_;
+};
+
+}  // namespace
+
+std::vector<FusionGroup> plan_fusion(Graph& graph, PassContext& context, const char* pass_name) {
+  return Planner(graph, context, pass_name).run();
+}
+
+}  // namespace kiln::passes
