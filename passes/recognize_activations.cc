@@ -4,7 +4,8 @@
 //   gelu (erf)   0.5 * x * (1 + erf(x / sqrt(2)))     (also x * 0.70710678 inside the erf)
 //   gelu (tanh)  0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3)))   (pow(x, 3) or x*x*x)
 //   silu         x * sigmoid(x)
-//   hard_swish   x * hard_sigmoid(x){alpha=1/6, beta=0.5}; x * clip(x + 3, 0, 6) / 6 (or * 1/6)
+//   hard_swish   x * hard_sigmoid(x){alpha=1/6, beta=0.5}; x * clip(x + 3, 0, 6) / 6 (or * 1/6),
+//                the clip optionally after a relu
 // Constants match within kConstantTolerance where binary floating point cannot hold them, exactly
 // otherwise. A gate that is not multiplied at all (a plain sigmoid, tanh, relu6) is left alone
 // silently; an erf, or a gate inside a product that does not complete the pattern, is refused
@@ -161,9 +162,15 @@ void match_hard_swish(const Walk& walk, Node& hard_sigmoid) {
                      hard_sigmoid.operand(0), kHardSwish);
 }
 
-// x * clip(x + 3, 0, 6) / 6, clip being relu6.
+// x * clip(x + 3, 0, 6) / 6, clip being relu6 (PyTorch exports F.relu6 as clip(relu(..))).
 void match_hard_swish_of_clip(const Walk& walk, Node& clip) {
-  Node* add = producer_of(clip.operand(0), "add");
+  Match match{nullptr, {&clip}};
+  Value* shifted = clip.operand(0);
+  if (Node* relu = producer_of(shifted, "relu")) {
+    match.nodes.push_back(relu);
+    shifted = relu->operand(0);
+  }
+  Node* add = producer_of(shifted, "add");
   if (clip.float_attr("min") != 0 || clip.float_attr("max") != 6 || !add ||
       !is_float(clip.result()->type().dtype) || !walk.feeds_product(clip.result())) {
     return;
@@ -174,7 +181,8 @@ void match_hard_swish_of_clip(const Walk& walk, Node& clip) {
     return x != nullptr;
   });
   if (!x) return;  // relu6 of something else
-  walk.replace_gated(clip, {nullptr, {add, &clip}}, clip.result(), x, kHardSwishOverSix);
+  match.nodes.push_back(add);
+  walk.replace_gated(clip, match, clip.result(), x, kHardSwishOverSix);
 }
 
 const std::map<std::string, void (*)(const Walk&, Node&)> kMatcherByGate = {
