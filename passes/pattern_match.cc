@@ -56,7 +56,7 @@ std::vector<int64_t> reduced_axes(const Node& reduce) {
   const int64_t rank = reduce.operand(0)->type().rank();
   std::vector<int64_t> axes;
   for (int64_t axis : reduce.ints_attr("axes")) axes.push_back(normalize_axis(axis, rank));
-  if (reduce.ints_attr("axes").empty()) {
+  if (reduce.ints_attr("axes").empty() && reduce.int_attr("noop_with_empty_axes") == 0) {
     for (int64_t axis = 0; axis < rank; ++axis) axes.push_back(axis);
   }
   std::sort(axes.begin(), axes.end());

@@ -50,7 +50,8 @@ Node* sole_user(const Graph& graph, const Value* value);
 // "%name", or "the result of <producer>" for an unnamed value, for messages.
 std::string describe_value(const Value* value);
 
-// The axes a reduce_* node reduces, non-negative and sorted (all axes for empty `axes`).
+// The axes a reduce_* node reduces, non-negative and sorted: all axes for empty `axes`, none
+// when noop_with_empty_axes makes that the identity.
 std::vector<int64_t> reduced_axes(const Node& reduce);
 
 // A value read as coefficient * factors[0] * factors[1] * ...: through mul nodes, div by a splat
