@@ -8,7 +8,9 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "ir/fusion.h"
 #include "ir/op_registry.h"
+#include "passes/fusion_outliner.h"
 
 namespace kiln::passes {
 namespace {
@@ -29,6 +31,17 @@ Role role_of(const Node& node) {
       return Role::kOpaque;
   }
   return Role::kOpaque;
+}
+
+// Whether a broadcast op reads a tensor that is not the shape of its result and not a constant
+// small enough to become a literal (a scale by a scalar is as cheap as an elementwise op).
+bool reads_broadcast_tensor(const Node& node) {
+  for (const Value* operand : node.operands()) {
+    const bool literal = operand->is_constant() && operand->has_data() &&
+                         operand->type().num_elements() <= kMaxInlinedConstantElements;
+    if (!literal && operand->type().shape != node.result(0)->type().shape) return true;
+  }
+  return false;
 }
 
 // The most nodes a producer group may have for the cost model to recompute it in a consumer.
@@ -179,14 +192,13 @@ class Planner {
     const bool activation =
         heavy.operand(0) == operand || (!is_conv && heavy.operand(1) == operand);
     if (!activation) {
-      return "it computes the " + heavy.op() +
-             "'s bias, which kiln does not compute in a prologue";
+      return "it computes the " + heavy.op() + "'s bias, which kiln does not compute in a prologue";
     }
     for (const Node* node : producers.nodes) {
       const OpCategory category = node->info().category;
-      if (category == OpCategory::kBroadcast) {
+      if (category == OpCategory::kBroadcast && reads_broadcast_tensor(*node)) {
         return "prologue op " + node->op() +
-               " broadcasts, and a GEMM would recompute it on every tile load";
+               " broadcasts a tensor, which a GEMM would reread on every tile load";
       }
       if (category == OpCategory::kInjective && is_conv) {
         return "prologue op " + node->op() + " moves elements, which a convolution's loads do not";
@@ -195,17 +207,19 @@ class Planner {
     return "";
   }
 
-  // Light consumers of a heavy producer's group: elementwise at the heavy op's output shape.
+  // Light consumers of a heavy producer's group: elementwise (or broadcast) over the heavy op's
+  // output elements. A reshape keeps the elements' order, so it may sit in between.
   static std::string epilogue_refusal(const Node& heavy, const Group& consumers) {
     const TensorType& heavy_type = heavy.result(0)->type();
     for (const Node* node : consumers.nodes) {
-      if (node->info().category == OpCategory::kInjective) {
+      if (node->info().category == OpCategory::kInjective && !is_view_op(*node)) {
         return "epilogue op " + node->op() + " moves elements; an epilogue of " + heavy.op() +
                " is elementwise";
       }
-      if (node->result(0)->type().shape != heavy_type.shape) {
+      if (node->result(0)->type().num_elements() != heavy_type.num_elements()) {
         return "epilogue op " + node->op() + " has shape " + shape_text(node->result(0)) +
-               ", not the " + heavy.op() + "'s " + type_to_string(heavy_type);
+               ", not the " + std::to_string(heavy_type.num_elements()) + " elements of the " +
+               heavy.op() + "'s " + type_to_string(heavy_type);
       }
     }
     return "";
@@ -391,9 +405,8 @@ class Planner {
     const Node* first_anchor = groups_[first].anchor;
     if (first == middle || !first_anchor || first_anchor->op() != "matmul") return;
     const auto refuse_attention = [&](const std::string& why) {
-      context_.refusals.push_back(fmt::format("{}: {}: no attention fusion with {}: {}",
-                                              pass_name_, softmax->describe(),
-                                              first_anchor->describe(), why));
+      context_.refusals.push_back(fmt::format("{}: {}: no attention fusion with {}: {}", pass_name_,
+                                              softmax->describe(), first_anchor->describe(), why));
     };
     const std::vector<const Value*> scores_out = escaping_values(first, middle);
     if (!scores_out.empty()) {

@@ -9,10 +9,10 @@
 // broadcast or injective). Opaque ops stay alone. The rules:
 //   light + light                      loop fusion
 //   light producers → reduction        the reduction reads through them (prologue)
-//   reduction → light consumers        epilogue, elementwise or broadcast at the reduction's
-//                                      output shape
-//   contraction → light consumers      epilogue: bias, activation, residual, scale, cast at the
-//                                      contraction's output shape
+//   reduction → light consumers        epilogue, elementwise or broadcast over the reduction's
+//                                      output elements (reshapes allowed: they keep the order)
+//   contraction → light consumers      epilogue: bias, activation, residual, scale, cast over
+//                                      the contraction's output elements (reshapes allowed)
 //   light producers → contraction      prologue on the operands: elementwise or injective only
 //                                      (no broadcast, which every tile load would recompute)
 //   heavy + heavy                      refused, except matmul → softmax → matmul (attention)
