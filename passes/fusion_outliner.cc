@@ -54,8 +54,8 @@ class Outliner {
     for (Value* value : escaping) yields.push_back(inner_.at(value));
     body->set_outputs(yields);
 
-    Node* fusion = graph_.add_fusion(fusion_op_name(kind_of(group_)), operands, std::move(body),
-                                     provenance);
+    Node* fusion =
+        graph_.add_fusion(fusion_op_name(kind_of(group_)), operands, std::move(body), provenance);
     graph_.move_before(fusion, group_.nodes.back());
     for (size_t i = 0; i < escaping.size(); ++i) {
       fusion->result(i)->set_name(escaping[i]->name());
@@ -83,8 +83,7 @@ class Outliner {
 
   // Results of members that a non-member node or the graph's outputs read, in member order.
   std::vector<Value*> escaping_values() const {
-    std::unordered_set<const Value*> read_outside(graph_.outputs().begin(),
-                                                  graph_.outputs().end());
+    std::unordered_set<const Value*> read_outside(graph_.outputs().begin(), graph_.outputs().end());
     for (const Node* node : graph_.nodes()) {
       if (members_.count(node)) continue;
       read_outside.insert(node->operands().begin(), node->operands().end());
