@@ -8,6 +8,7 @@
 
 #include "ir/dot.h"
 #include "ir/error.h"
+#include "ir/fusion.h"
 #include "ir/printer.h"
 #include "tools/commands.h"
 #include "tools/model_loading.h"
@@ -42,7 +43,18 @@ size_t constant_bytes(const Graph& graph) {
   return bytes;
 }
 
-// {"graph", "inputs", "outputs", "nodes", "constants", "constant_bytes", "ops": {op: count}}
+// {"total", "fusions": {kind: count}, "unfused": {op: count}, "views"}: the kernels the graph
+// launches (ir/fusion.h).
+nlohmann::json kernels_json(const Graph& graph) {
+  const KernelCounts counts = count_kernels(graph);
+  return {{"total", counts.kernels},
+          {"fusions", counts.fusions_by_kind},
+          {"unfused", counts.unfused_by_op},
+          {"views", counts.views}};
+}
+
+// {"graph", "inputs", "outputs", "nodes", "constants", "constant_bytes", "ops": {op: count},
+//  "kernels": kernels_json}
 std::string graph_json(const Graph& graph) {
   nlohmann::json json;
   json["graph"] = graph.name();
@@ -54,6 +66,7 @@ std::string graph_json(const Graph& graph) {
   json["constants"] = graph.constants().size();
   json["constant_bytes"] = constant_bytes(graph);
   json["ops"] = op_counts(graph);
+  json["kernels"] = kernels_json(graph);
   return json.dump(2) + "\n";
 }
 
@@ -69,6 +82,11 @@ std::string graph_summary(const Graph& graph) {
   }
   text += "  ops:";
   for (const auto& [op, count] : op_counts(graph)) text += " " + op + "=" + std::to_string(count);
+  const KernelCounts kernels = count_kernels(graph);
+  text += "\n  kernels: " + std::to_string(kernels.kernels) + " (" +
+          std::to_string(kernels.fusions) + " fusions, " +
+          std::to_string(kernels.kernels - kernels.fusions) + " unfused ops; " +
+          std::to_string(kernels.views) + " reshapes cost none)";
   return text + "\n";
 }
 
