@@ -226,8 +226,8 @@ class Planner {
   }
 
   // Whether the merged group can write the escaping values as extra outputs: they and every
-  // other value it writes share one shape (one iteration space), and none is the prologue of a
-  // GEMM or convolution (whose loads revisit elements).
+  // other value it writes have as many elements (one iteration space: a thread computes element
+  // i of each), and none is the prologue of a GEMM or convolution (whose loads revisit elements).
   bool can_keep_as_outputs(size_t from, size_t into,
                            const std::vector<const Value*>& escaping) const {
     const Node* heavy = groups_[into].anchor;
@@ -235,7 +235,7 @@ class Planner {
     std::vector<const Value*> written = escaping;
     for (const Value* value : escaping_values(into, from)) written.push_back(value);
     for (const Value* value : written) {
-      if (value->type().shape != written.front()->type().shape) return false;
+      if (value->type().num_elements() != written.front()->type().num_elements()) return false;
     }
     return true;
   }
