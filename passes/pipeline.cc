@@ -14,6 +14,7 @@
 #include "passes/fold_batch_norm.h"
 #include "passes/fold_constants.h"
 #include "passes/fuse_kernels.h"
+#include "passes/fuse_siblings.h"
 #include "passes/matmul_add_to_gemm.h"
 #include "passes/recognize_activations.h"
 #include "passes/recognize_layer_norm.h"
@@ -50,6 +51,7 @@ const std::vector<PassEntry>& pipeline_entries() {
       {CommonSubexpressionElimination::kName, make<CommonSubexpressionElimination>, Stage::kOptimized},
       {DeadCodeElimination::kName, make<DeadCodeElimination>, Stage::kOptimized},
       {FuseKernels::kName, make<FuseKernels>, Stage::kFused},
+      {FuseSiblings::kName, make<FuseSiblings>, Stage::kFused},
   };
   return entries;
 }
