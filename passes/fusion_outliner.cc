@@ -50,17 +50,36 @@ class Outliner {
       }
       provenance.insert(provenance.end(), node->provenance().begin(), node->provenance().end());
     }
+    // A reshape of another escaping value is not written twice: it becomes a view of the
+    // fusion's result outside.
+    std::vector<Value*> written;
+    std::vector<Value*> views;
+    for (Value* value : escaping) {
+      const bool view_of_written =
+          is_view_op(*value->producer()) &&
+          std::count(escaping.begin(), escaping.end(), value->producer()->operand(0)) != 0;
+      (view_of_written ? views : written).push_back(value);
+    }
     std::vector<Value*> yields;
-    for (Value* value : escaping) yields.push_back(inner_.at(value));
+    for (Value* value : written) yields.push_back(inner_.at(value));
     body->set_outputs(yields);
 
     Node* fusion =
         graph_.add_fusion(fusion_op_name(kind_of(group_)), operands, std::move(body), provenance);
     graph_.move_before(fusion, group_.nodes.back());
-    for (size_t i = 0; i < escaping.size(); ++i) {
-      fusion->result(i)->set_name(escaping[i]->name());
-      graph_.replace_all_uses(escaping[i], fusion->result(i));
+    std::unordered_map<const Value*, Value*> outer;
+    for (size_t i = 0; i < written.size(); ++i) {
+      fusion->result(i)->set_name(written[i]->name());
+      outer[written[i]] = fusion->result(i);
     }
+    for (Value* value : views) {
+      const Node& reshape = *value->producer();
+      Node* view = graph_.add_node(reshape.op(), {outer.at(reshape.operand(0))}, reshape.attrs(),
+                                   reshape.provenance());
+      view->result()->set_name(value->name());
+      outer[value] = view->result();
+    }
+    for (Value* value : escaping) graph_.replace_all_uses(value, outer.at(value));
     for (auto node = group_.nodes.rbegin(); node != group_.nodes.rend(); ++node) {
       graph_.erase_node(*node);
     }

@@ -2,7 +2,8 @@
 // whose body holds the group's nodes. Values the group reads from outside become the node's
 // operands (in order of first use), except constants of at most kMaxInlinedConstantElements
 // elements, which are copied into the body so a kernel can hold them as literals. Values the
-// rest of the graph (or its outputs) reads become the node's results, keeping their names.
+// rest of the graph (or its outputs) reads become the node's results, keeping their names,
+// except a reshape of another such value: it stays outside, a free view of that result.
 #pragma once
 
 #include <vector>
