@@ -11,6 +11,19 @@
 namespace kiln::passes {
 namespace {
 
+// Removes body nodes nothing reads (a reshape whose value became a view outside).
+void erase_dead_nodes(Graph& body) {
+  const std::vector<Node*> nodes = body.nodes();
+  for (auto node = nodes.rbegin(); node != nodes.rend(); ++node) {
+    const bool used =
+        std::any_of((*node)->results().begin(), (*node)->results().end(), [&](const Value* result) {
+          return !body.users(result).empty() ||
+                 std::count(body.outputs().begin(), body.outputs().end(), result) != 0;
+        });
+    if (!used) body.erase_node(*node);
+  }
+}
+
 FusionKind kind_of(const FusionGroup& group) {
   if (group.attention) return FusionKind::kAttention;
   if (!group.anchor) return FusionKind::kLoop;
@@ -63,6 +76,7 @@ class Outliner {
     std::vector<Value*> yields;
     for (Value* value : written) yields.push_back(inner_.at(value));
     body->set_outputs(yields);
+    erase_dead_nodes(*body);
 
     Node* fusion =
         graph_.add_fusion(fusion_op_name(kind_of(group_)), operands, std::move(body), provenance);
