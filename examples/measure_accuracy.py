@@ -8,6 +8,10 @@ Normalizes the 1000 committed test images the way training did (examples/fashion
 classifies all of them with ONE `kiln run` (batch 1000 via --input-shape), and compares the
 accuracy with the one PyTorch measured on the same images at training time. Exit status 1 when
 they differ by more than --max-difference percentage points (default 0.5).
+
+With --precisions fp16 bf16, it classifies the images again with `kiln run --precision P` for
+each, and also fails when one of those accuracies is more than --max-difference points below
+kiln's fp32 accuracy.
 """
 import argparse
 import json
@@ -29,14 +33,16 @@ def normalized_images(config):
     return np.ascontiguousarray(normalized[:, None, :, :])
 
 
-def classify_with_kiln(kiln, images, work_dir):
+def classify_with_kiln(kiln, images, work_dir, precision="fp32"):
     input_path = os.path.join(work_dir, "images.npy")
-    output_dir = os.path.join(work_dir, "got")
+    output_dir = os.path.join(work_dir, "got" if precision == "fp32" else f"got_{precision}")
     np.save(input_path, images)
     shape = "x".join(str(d) for d in images.shape)
     command = [kiln, "run", os.path.join(EXAMPLES_DIR, "fashion_mnist_cnn.onnx"),
                "--device", "cpu", "--input", f"image={input_path}",
                "--input-shape", f"image={shape}", "--output-dir", output_dir]
+    if precision != "fp32":
+        command += ["--precision", precision]
     print(f"$ {' '.join(command)}", flush=True)
     start = time.time()
     result = subprocess.run(command)
@@ -57,6 +63,9 @@ def main():
                                            "(default: a temporary directory)")
     parser.add_argument("--max-difference", type=float, default=0.5,
                         help="allowed accuracy difference, in percentage points")
+    parser.add_argument("--precisions", nargs="*", default=[], choices=["tf32", "fp16", "bf16"],
+                        help="also classify with kiln run --precision P; each accuracy may be at "
+                             "most --max-difference points below kiln's fp32 accuracy")
     args = parser.parse_args()
 
     with open(os.path.join(EXAMPLES_DIR, "fashion_mnist.json")) as f:
@@ -68,14 +77,30 @@ def main():
         work_dir = args.work_dir or temporary
         os.makedirs(work_dir, exist_ok=True)
         probabilities, seconds = classify_with_kiln(args.kiln, images, work_dir)
+        low_precision = {precision: classify_with_kiln(args.kiln, images, work_dir, precision)
+                         for precision in args.precisions}
 
-    kiln_accuracy = 100.0 * float(np.mean(probabilities.argmax(axis=1) == labels))
+    def accuracy(probabilities):
+        return 100.0 * float(np.mean(probabilities.argmax(axis=1) == labels))
+
+    kiln_accuracy = accuracy(probabilities)
     pytorch_accuracy = 100.0 * config["pytorch_accuracy_first_1000"]
     difference = kiln_accuracy - pytorch_accuracy
     print(f"kiln run over {len(images)} images: {seconds:.2f} s")
     print(f"accuracy: kiln {kiln_accuracy:.1f}%, PyTorch at training time {pytorch_accuracy:.1f}% "
           f"(difference {difference:+.1f} points, allowed {args.max_difference})")
-    return 0 if abs(difference) <= args.max_difference else 1
+    ok = abs(difference) <= args.max_difference
+    for precision, (precision_probabilities, precision_seconds) in low_precision.items():
+        precision_accuracy = accuracy(precision_probabilities)
+        drop = kiln_accuracy - precision_accuracy
+        agreement = 100.0 * float(np.mean(
+            precision_probabilities.argmax(axis=1) == probabilities.argmax(axis=1)))
+        print(f"kiln --precision {precision}: accuracy {precision_accuracy:.1f}% "
+              f"({precision_accuracy - kiln_accuracy:+.1f} points against kiln fp32, at most "
+              f"{args.max_difference} below allowed), "
+              f"top-1 agreement with fp32 {agreement:.1f}%, {precision_seconds:.2f} s")
+        ok = ok and drop <= args.max_difference
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

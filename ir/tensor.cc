@@ -202,6 +202,16 @@ Tensor Tensor::clone() const {
   return copy;
 }
 
+Tensor Tensor::converted(DType dtype) const {
+  if (!is_float(this->dtype()) || !is_float(dtype)) {
+    throw InternalError("converted: " + type_to_string(type_) + " to " +
+                        std::string(dtype_name(dtype)) + " is not a float conversion");
+  }
+  Tensor result(dtype, shape());
+  for (int64_t i = 0; i < num_elements(); ++i) result.set_double(i, get_double(i));
+  return result;
+}
+
 Tensor Tensor::reshaped(Shape shape) const {
   if (kiln::num_elements(shape) != num_elements()) {
     throw InternalError("reshaped: element count changes from " + type_to_string(type_) + " to [" +

@@ -86,6 +86,8 @@ class Tensor {
   bool same_contents(const Tensor& other) const;
 
   Tensor clone() const;
+  // A float tensor's elements in another float dtype, each rounded once (to nearest even).
+  Tensor converted(DType dtype) const;
   // Same bytes viewed with another shape of equal element count.
   Tensor reshaped(Shape shape) const;
 

@@ -7,12 +7,14 @@
 #pragma once
 
 #include <iosfwd>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "ir/graph.h"
+#include "passes/precision_policy.h"
 
 namespace kiln::passes {
 
@@ -28,6 +30,13 @@ struct PassContext {
   std::ostream* dump = nullptr;
   // Why a rewrite was refused, one line each, "pass: node: reason" (--explain-fusion).
   std::vector<std::string> refusals;
+
+  // Mixed precision (passes/precision_policy.h): the precision of the mixed-precision pass
+  // (--precision; fp32 leaves the graph alone), the dtype of float graph inputs and outputs
+  // (--io-precision; unset: as declared), and ops kept in f32 beyond the policy (--keep-fp32).
+  Precision precision = Precision::kFP32;
+  std::optional<DType> io_dtype;
+  std::set<std::string> keep_fp32;
 };
 
 class Pass {

@@ -16,6 +16,7 @@
 #include "passes/fuse_kernels.h"
 #include "passes/fuse_siblings.h"
 #include "passes/matmul_add_to_gemm.h"
+#include "passes/mixed_precision.h"
 #include "passes/recognize_activations.h"
 #include "passes/recognize_layer_norm.h"
 #include "passes/recognize_softmax.h"
@@ -50,6 +51,7 @@ const std::vector<PassEntry>& pipeline_entries() {
       {SimplifyReshapeTranspose::kName, make<SimplifyReshapeTranspose>, Stage::kOptimized},
       {CommonSubexpressionElimination::kName, make<CommonSubexpressionElimination>, Stage::kOptimized},
       {DeadCodeElimination::kName, make<DeadCodeElimination>, Stage::kOptimized},
+      {MixedPrecision::kName, make<MixedPrecision>, Stage::kFused},
       {FuseKernels::kName, make<FuseKernels>, Stage::kFused},
       {FuseSiblings::kName, make<FuseSiblings>, Stage::kFused},
   };

@@ -1,10 +1,13 @@
 // kiln opt: reads IR text (or an ONNX model), runs the passes named by --passes, verifying the
 // graph after each, and prints the result: the FileCheck driver of the pass tests.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <iostream>
 #include <memory>
 
+#include "ir/error.h"
 #include "ir/printer.h"
+#include "passes/mixed_precision.h"
 #include "passes/pipeline.h"
 #include "tools/commands.h"
 #include "tools/model_loading.h"
@@ -24,6 +27,12 @@ int run_opt(const OptOptions& options) {
   const std::unique_ptr<Graph> graph = load_model(options.file);
   std::vector<std::unique_ptr<passes::Pass>> pipeline;
   for (const std::string& name : options.passes) pipeline.push_back(passes::make_pass(name));
+  const bool runs_mixed_precision =
+      std::count(options.passes.begin(), options.passes.end(), passes::MixedPrecision::kName) != 0;
+  if (options.pass_options.precision.requested() && !runs_mixed_precision) {
+    throw InputError(std::string("--precision, --io-precision and --keep-fp32 act through the ") +
+                     passes::MixedPrecision::kName + " pass: add it to --passes");
+  }
 
   run_pipeline(*graph, pipeline, options.pass_options);
 

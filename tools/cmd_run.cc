@@ -45,6 +45,21 @@ std::map<std::string, Tensor> read_input_files(const std::vector<std::string>& s
   return tensors;
 }
 
+// The file's tensor for `input`. NumPy has no bfloat16, so a bf16 input also takes an f32 .npy
+// file, rounded to bf16 (as bf16 outputs are written as f32); any other dtype difference is an
+// error that says how to fix it.
+Tensor input_tensor(const Value& input, const Tensor& given) {
+  const DType wanted = input.type().dtype;
+  if (given.dtype() == wanted) return given;
+  if (wanted == DType::kBF16 && given.dtype() == DType::kF32) return given.converted(wanted);
+  const std::string numpy_hint =
+      wanted == DType::kF16 ? ", e.g. with numpy's .astype(np.float16)" : "";
+  throw InputError("--input '" + input.name() + "': the model takes " +
+                   type_to_string(input.type()) + ", the file holds " +
+                   type_to_string(given.type()) + " (convert the file" + numpy_hint +
+                   "; --io-precision sets the dtype of the model's float inputs)");
+}
+
 // The input tensors in graph order; every graph input needs one and every one must be used.
 std::vector<Tensor> order_inputs(const Graph& graph, std::map<std::string, Tensor> given) {
   std::vector<Tensor> tensors;
@@ -55,7 +70,7 @@ std::vector<Tensor> order_inputs(const Graph& graph, std::map<std::string, Tenso
       missing += " " + input->name() + ":" + type_to_string(input->type());
       continue;
     }
-    tensors.push_back(it->second);
+    tensors.push_back(input_tensor(*input, it->second));
     given.erase(it);
   }
   if (!given.empty()) {

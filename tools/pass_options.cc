@@ -1,12 +1,51 @@
-// Pass options shared by kiln opt, dump-ir and run.
+// Pass options shared by kiln opt, dump-ir, run (and the precision options of test-onnx).
 #include "tools/pass_options.h"
 
 #include <CLI/CLI.hpp>
 #include <iostream>
 
+#include "ir/error.h"
+#include "ir/op_registry.h"
 #include "passes/pipeline.h"
 
 namespace kiln::tools {
+
+bool PrecisionOptions::requested() const {
+  return precision != "fp32" || io_precision != "declared" || !keep_fp32.empty();
+}
+
+void PrecisionOptions::apply(passes::PassContext& context) const {
+  context.precision = passes::parse_precision(precision);
+  context.io_dtype = passes::parse_io_precision(io_precision);
+  for (const std::string& op : keep_fp32) {
+    if (!OpRegistry::global().find(op)) {
+      throw InputError("--keep-fp32 '" + op +
+                       "': no kiln op has that name (kiln op names are snake_case, such as "
+                       "matmul or layer_normalization; kiln list-ops shows them all)");
+    }
+    context.keep_fp32.insert(op);
+  }
+}
+
+void add_precision_options(CLI::App& command, PrecisionOptions& options) {
+  command
+      .add_option("--precision", options.precision,
+                  "fp32 (default), tf32 (conv and matrix products round their operands to TF32), "
+                  "fp16 or bf16 (conv and matrix products in 16 bits, normalizations, softmax, "
+                  "reductions and exp/log/pow/erf in f32); applied by the mixed-precision pass "
+                  "at the fused stage")
+      ->check(CLI::IsMember({"fp32", "tf32", "fp16", "bf16"}));
+  command
+      .add_option("--io-precision", options.io_precision,
+                  "declared (default: graph inputs and outputs keep their dtypes), fp16 or bf16 "
+                  "(f32 inputs and outputs take that dtype; inputs must then be given in it); "
+                  "needs --precision fp16 or bf16")
+      ->check(CLI::IsMember({"declared", "fp16", "bf16"}));
+  command
+      .add_option("--keep-fp32", options.keep_fp32,
+                  "Keep these kiln ops in f32 whatever the precision: OP,OP (e.g. matmul,gelu)")
+      ->delimiter(',');
+}
 
 void add_pass_options(CLI::App& command, PassOptions& options) {
   command
@@ -17,19 +56,30 @@ void add_pass_options(CLI::App& command, PassOptions& options) {
   command.add_flag("--time-passes", options.time_passes, "Report each pass's time on stderr");
   command.add_flag("--explain-refusals", options.explain_refusals,
                    "Print why passes refused rewrites (pass: node: reason) on stderr");
+  add_precision_options(command, options.precision);
 }
 
 void add_stage_options(CLI::App& command, StageOptions& options) {
   command
       .add_option("--stage", options.stage,
                   "imported (as imported, the default), optimized (canonicalized) or fused (after "
-                  "the whole pass pipeline: mixed precision and fusion too)")
+                  "the whole pass pipeline: mixed precision and fusion too; the default when "
+                  "--precision, --io-precision or --keep-fp32 is given)")
       ->check(CLI::IsMember({"imported", "optimized", "fused"}));
   add_pass_options(command, options.pass_options);
 }
 
 void apply_stage(Graph& graph, const StageOptions& options) {
-  const passes::Stage stage = passes::parse_stage(options.stage);
+  const bool precision = options.pass_options.precision.requested();
+  const passes::Stage stage = options.stage.empty()
+                                  ? (precision ? passes::Stage::kFused : passes::Stage::kImported)
+                                  : passes::parse_stage(options.stage);
+  if (precision && stage != passes::Stage::kFused) {
+    throw InputError(
+        "--precision, --io-precision and --keep-fp32 act at --stage fused (through "
+        "the mixed-precision pass), not at --stage " +
+        options.stage + "; leave --stage out or use --stage fused");
+  }
   if (stage != passes::Stage::kImported) {
     run_pipeline(graph, passes::default_pipeline(stage), options.pass_options);
   }
@@ -43,6 +93,7 @@ void run_pipeline(Graph& graph, const std::vector<std::unique_ptr<passes::Pass>>
   context.time_passes = options.time_passes;
   context.verify_each = true;
   context.dump = &std::cerr;
+  options.precision.apply(context);
   passes::run_passes(graph, pipeline, context);
   if (options.explain_refusals) {
     for (const std::string& refusal : context.refusals) std::cerr << refusal << "\n";

@@ -1,5 +1,6 @@
 // The pass options the commands share (--stage, --print-after, --disable-pass, --time-passes,
-// --explain-refusals) and running a pipeline with them; dumps and refusals go to stderr.
+// --explain-refusals, and the mixed-precision options --precision, --io-precision, --keep-fp32)
+// and running a pipeline with them; dumps and refusals go to stderr.
 #pragma once
 
 #include <memory>
@@ -15,24 +16,42 @@ class App;
 
 namespace kiln::tools {
 
+// --precision fp32|tf32|fp16|bf16, --io-precision declared|fp16|bf16, --keep-fp32 OP,...: what
+// the mixed-precision pass does (passes/precision_policy.h).
+struct PrecisionOptions {
+  std::string precision = "fp32";
+  std::string io_precision = "declared";
+  std::vector<std::string> keep_fp32;
+
+  // Whether any of them differs from its default, so the mixed-precision pass has work.
+  bool requested() const;
+  // Sets the context's precision fields; throws InputError on an op name kiln does not have.
+  void apply(passes::PassContext& context) const;
+};
+
+void add_precision_options(CLI::App& command, PrecisionOptions& options);
+
 struct PassOptions {
   std::vector<std::string> print_after;
   std::vector<std::string> disabled;
   bool time_passes = false;
   bool explain_refusals = false;
+  PrecisionOptions precision;
 };
 
 void add_pass_options(CLI::App& command, PassOptions& options);
 
 // --stage: which graph a command works on. "imported": as the importer built it; "optimized":
-// canonicalized; "fused": after the whole pipeline (passes/pipeline.cc).
+// canonicalized; "fused": after the whole pipeline (passes/pipeline.cc). Left empty it means
+// "imported", or "fused" when precision options are given (they act at the fused stage).
 struct StageOptions {
-  std::string stage = "imported";
+  std::string stage;
   PassOptions pass_options;
 };
 
 void add_stage_options(CLI::App& command, StageOptions& options);
-// Runs the default pipeline on `graph` when the stage asks for it.
+// Runs the default pipeline on `graph` when the stage asks for it. Throws InputError when
+// precision options come with --stage imported or optimized.
 void apply_stage(Graph& graph, const StageOptions& options);
 
 // Runs `pipeline` on `graph`, verifying after each pass.

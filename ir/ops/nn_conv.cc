@@ -1,11 +1,14 @@
 // The convolution ops: conv (ONNX Conv, any spatial rank, groups, dilations, strides, pads,
 // optional bias) as im2col + gemm_accumulate, and conv_transpose (ONNX ConvTranspose) as
 // gemm_accumulate + col2im. Converters resolve auto_pad and output_shape into explicit pads.
+// For f16 and bf16 they compute in f32 and round once when storing the result (write_values):
+// f32 accumulation, as the GPU's 16-bit convolutions do. tf32=1 rounds X and W (nn_tf32.h).
 #include <algorithm>
 
 #include "ir/ops/nn_conv_geometry.h"
 #include "ir/ops/nn_gemm_kernel.h"
 #include "ir/ops/nn_ops.h"
+#include "ir/ops/nn_tf32.h"
 #include "ir/ops/op_helpers.h"
 
 namespace kiln {
@@ -16,12 +19,12 @@ using nn::read_values;
 using nn::TapGeometry;
 using nn::write_values;
 
-// What both kernels work on, in the compute type T: the input X, the weights W and the output Y
-// (started from the bias broadcast over batch and spatial positions, or zero without bias),
-// with the spatial and per-group channel sizes.
+// What both kernels work on, in the compute type T: the input X and the weights W (rounded to
+// TF32 when the node has tf32=1), the output Y (started from the bias broadcast over batch and
+// spatial positions, or zero without bias), with the spatial and per-group channel sizes.
 template <class T>
 struct ConvBuffers {
-  ConvBuffers(const ConvGeometry& geometry, std::span<const Tensor* const> inputs)
+  ConvBuffers(const Node& node, const ConvGeometry& geometry, std::span<const Tensor* const> inputs)
       : x(read_values<T>(*inputs[0])),
         w(read_values<T>(*inputs[1])),
         y(static_cast<size_t>(geometry.batch * geometry.out_channels *
@@ -30,6 +33,8 @@ struct ConvBuffers {
         out_size(num_elements(geometry.out_spatial)),
         group_in(geometry.in_channels / geometry.group),
         group_out(geometry.out_channels / geometry.group) {
+    nn::round_operand_to_tf32(node, x);
+    nn::round_operand_to_tf32(node, w);
     if (inputs.size() < 3) return;
     const std::vector<T> bias = read_values<T>(*inputs[2]);
     for (int64_t plane = 0; plane < geometry.batch * geometry.out_channels; ++plane) {
@@ -43,6 +48,7 @@ struct ConvBuffers {
 
 // [N, M, output spatial dims...] in X's dtype.
 std::vector<TensorType> output_types(const Node& node, const ConvGeometry& geometry) {
+  nn::check_tf32_attr(node);
   Shape shape{geometry.batch, geometry.out_channels};
   shape.insert(shape.end(), geometry.out_spatial.begin(), geometry.out_spatial.end());
   return {{operand_type(node, 0).dtype, shape}};
@@ -67,7 +73,7 @@ std::vector<TensorType> infer_conv(const Node& node) {
 template <class T>
 void run_conv(const Node& node, std::span<const Tensor* const> inputs, Tensor& output) {
   const ConvGeometry geometry = nn::conv_geometry(node);
-  ConvBuffers<T> buffers(geometry, inputs);
+  ConvBuffers<T> buffers(node, geometry, inputs);
   auto& [x, w, y, in_size, out_size, group_in, group_out] = buffers;
   const int64_t depth = group_in * num_elements(geometry.kernel);  // gemm k
   const TapGeometry taps{geometry.out_spatial, geometry.in_spatial, geometry.kernel,
@@ -106,7 +112,7 @@ std::vector<TensorType> infer_conv_transpose(const Node& node) {
 template <class T>
 void run_conv_transpose(const Node& node, std::span<const Tensor* const> inputs, Tensor& output) {
   const ConvGeometry geometry = nn::conv_transpose_geometry(node);
-  ConvBuffers<T> buffers(geometry, inputs);
+  ConvBuffers<T> buffers(node, geometry, inputs);
   auto& [x, w, y, in_size, out_size, group_in, group_out] = buffers;
   const int64_t rows = group_out * num_elements(geometry.kernel);  // gemm m
   const TapGeometry taps{geometry.in_spatial, geometry.out_spatial, geometry.kernel,
@@ -140,7 +146,8 @@ std::vector<AttrSpec> window_attrs() {
   return {{"strides", AttrKind::kInts, Attribute(std::vector<int64_t>{})},
           {"pads", AttrKind::kInts, Attribute(std::vector<int64_t>{})},
           {"dilations", AttrKind::kInts, Attribute(std::vector<int64_t>{})},
-          {"group", AttrKind::kInt, Attribute(1)}};
+          {"group", AttrKind::kInt, Attribute(1)},
+          nn::tf32_attr()};
 }
 
 }  // namespace

@@ -1,10 +1,13 @@
 // The matrix-product ops: gemm (ONNX Gemm: alpha·op(A)·op(B) + beta·C) and matmul (numpy
 // matmul: batched, broadcasting, with the 1-D operand rules). Both run on gemm_accumulate.
+// For f16 and bf16 they compute in f32 and round once when storing the result (write_values):
+// f32 accumulation, as the GPU's 16-bit products do. tf32=1 rounds the operands (nn_tf32.h).
 #include <algorithm>
 
 #include "ir/ops/nn_gemm_kernel.h"
 #include "ir/ops/nn_kernel_util.h"
 #include "ir/ops/nn_ops.h"
+#include "ir/ops/nn_tf32.h"
 #include "ir/ops/op_helpers.h"
 
 namespace kiln {
@@ -40,6 +43,7 @@ std::vector<TensorType> infer_gemm(const Node& node) {
   nn::require_operand_rank(node, 0, 2, "A");
   nn::require_operand_rank(node, 1, 2, "B");
   require_same_dtype(node, 0, 1);
+  nn::check_tf32_attr(node);
   const GemmDims dims = gemm_dims(node);
   const Shape out_shape{dims.m, dims.n};
   if (node.operands().size() == 3) {
@@ -58,6 +62,8 @@ void run_gemm(const Node& node, std::span<const Tensor* const> inputs, Tensor& o
   const GemmDims dims = gemm_dims(node);
   std::vector<T> a = read_values<T>(*inputs[0]);
   std::vector<T> b = read_values<T>(*inputs[1]);
+  nn::round_operand_to_tf32(node, a);
+  nn::round_operand_to_tf32(node, b);
   if (node.int_attr("transA")) a = nn::transposed(a.data(), dims.k, dims.m);
   if (node.int_attr("transB")) b = nn::transposed(b.data(), dims.n, dims.k);
   std::vector<T> product(static_cast<size_t>(dims.m * dims.n), T{});
@@ -117,15 +123,18 @@ std::vector<TensorType> infer_matmul(const Node& node) {
   nn::require_operand_dtype(node, 0, nn::is_float_or_wide_int_dtype, "A",
                             "a float, i32 or i64 tensor");
   require_same_dtype(node, 0, 1);
+  nn::check_tf32_attr(node);
   const MatMulPlan plan = plan_matmul(operand_type(node, 0).shape, operand_type(node, 1).shape);
   return {{operand_type(node, 0).dtype, plan.result}};
 }
 
 template <class T>
-void run_matmul(const Tensor& a_tensor, const Tensor& b_tensor, Tensor& output) {
+void run_matmul(const Node& node, const Tensor& a_tensor, const Tensor& b_tensor, Tensor& output) {
   MatMulPlan plan = plan_matmul(a_tensor.shape(), b_tensor.shape());
-  const std::vector<T> a = read_values<T>(a_tensor);
-  const std::vector<T> b = read_values<T>(b_tensor);
+  std::vector<T> a = read_values<T>(a_tensor);
+  std::vector<T> b = read_values<T>(b_tensor);
+  nn::round_operand_to_tf32(node, a);
+  nn::round_operand_to_tf32(node, b);
   std::vector<T> result(static_cast<size_t>(output.num_elements()), T{});
   // B shared by every batch (a weight): fold A's batch into its rows, one big product.
   if (product(plan.b_batch, 0, plan.b_batch.size()) == 1 && plan.a_batch == plan.batch) {
@@ -148,7 +157,7 @@ void run_matmul(const Tensor& a_tensor, const Tensor& b_tensor, Tensor& output) 
 void matmul_reference(const Node& node, std::span<const Tensor* const> inputs,
                       std::span<Tensor> outputs) {
   nn::visit_compute_type(outputs[0].dtype(), [&](auto tag) {
-    run_matmul<decltype(tag)>(*inputs[0], *inputs[1], outputs[0]);
+    run_matmul<decltype(tag)>(node, *inputs[0], *inputs[1], outputs[0]);
   });
 }
 
@@ -160,14 +169,15 @@ void register_nn_gemm_ops(OpRegistry& registry) {
                 .attrs = {{"alpha", AttrKind::kFloat, Attribute(1.0)},
                           {"beta", AttrKind::kFloat, Attribute(1.0)},
                           {"transA", AttrKind::kInt, Attribute(0)},
-                          {"transB", AttrKind::kInt, Attribute(0)}},
+                          {"transB", AttrKind::kInt, Attribute(0)},
+                          nn::tf32_attr()},
                 .min_operands = 2,
                 .max_operands = 3,
                 .infer = infer_gemm,
                 .reference = gemm_reference});
   registry.add({.name = "matmul",
                 .category = OpCategory::kOutElementwiseFusable,
-                .attrs = {},
+                .attrs = {nn::tf32_attr()},
                 .min_operands = 2,
                 .max_operands = 2,
                 .infer = infer_matmul,

@@ -14,6 +14,9 @@ Steps, each timed:
      DIR/<model>/got --expect DIR/<model>/expected --atol A --rtol R`;
   4. an independent comparison of got/ against expected/ with the same rule,
      |got - want| <= atol + rtol * |want|, so a kiln that writes nothing cannot pass.
+With --precision fp16 or bf16 (and --stage fused), step 3 runs `kiln run --precision P` without
+--expect, and step 4 requires each output's cosine similarity to onnxruntime's fp32 output to be
+at least --min-cosine (0.999), printing max abs and rel error and, for logits, top-1 agreement.
 Exit status: 0 pass, 1 mismatch or a failed step.
 """
 import argparse
@@ -87,22 +90,31 @@ def reference_if_needed(args, model_path, model_dir):
                     [sys.executable, REFERENCE_SCRIPT, args.work_dir, args.model])
 
 
-def compare_outputs(expected_dir, got_dir, atol, rtol):
-    """Prints max abs/rel error per output; returns True when every element is in tolerance."""
-    all_ok = True
+def output_pairs(expected_dir, got_dir):
+    """(name, want, got) in float64 for each expected output; prints the missing and misshapen
+    ones and returns (pairs, whether all outputs are there in the expected shapes)."""
+    pairs, all_there = [], True
     for want_path in sorted(glob.glob(os.path.join(expected_dir, "*.npy"))):
         name = os.path.basename(want_path)
         got_path = os.path.join(got_dir, name)
         if not os.path.exists(got_path):
             print(f"  {name}: MISSING from {got_dir}")
-            all_ok = False
+            all_there = False
             continue
         want = np.load(want_path).astype(np.float64)
         got = np.load(got_path).astype(np.float64)
         if got.shape != want.shape:
             print(f"  {name}: shape {list(got.shape)}, expected {list(want.shape)}")
-            all_ok = False
+            all_there = False
             continue
+        pairs.append((name, want, got))
+    return pairs, all_there
+
+
+def compare_outputs(expected_dir, got_dir, atol, rtol):
+    """Prints max abs/rel error per output; returns True when every element is in tolerance."""
+    pairs, all_ok = output_pairs(expected_dir, got_dir)
+    for name, want, got in pairs:
         error = np.abs(got - want)
         bad = int(np.count_nonzero(~(error <= atol + rtol * np.abs(want))))
         relative = error / np.maximum(np.abs(want), np.finfo(np.float32).tiny)
@@ -118,6 +130,32 @@ def compare_outputs(expected_dir, got_dir, atol, rtol):
     return all_ok
 
 
+def compare_by_cosine(expected_dir, got_dir, min_cosine):
+    """For 16-bit runs: prints each output's cosine similarity to the expected one, max abs and
+    max rel error, and for logits the top-1 agreement (with the reference's margin between its
+    two best classes, which a top-1 flip needs the error to exceed) and the top-5 overlap.
+    Returns True when every output's cosine is at least min_cosine."""
+    pairs, all_ok = output_pairs(expected_dir, got_dir)
+    for name, want, got in pairs:
+        error = np.abs(got - want)
+        relative = error / np.maximum(np.abs(want), np.finfo(np.float32).tiny)
+        norms = np.linalg.norm(want) * np.linalg.norm(got)
+        cosine = float(np.sum(want * got) / norms) if norms > 0 else float(
+            np.array_equal(want, got))
+        print(f"  {name}: cosine {cosine:.6f}, max abs error {error.max(initial=0):.3g}, "
+              f"max rel error {relative.max(initial=0):.3g}")
+        if name == "logits.npy":
+            for row_want, row_got in zip(want.reshape(len(want), -1), got.reshape(len(got), -1)):
+                best_want, best_got = np.argsort(-row_want)[:5], np.argsort(-row_got)[:5]
+                margin = row_want[best_want[0]] - row_want[best_want[1]]
+                agrees = "agrees" if best_want[0] == best_got[0] else "DIFFERS"
+                print(f"    top-1 {agrees} (class {best_want[0]} expected, {best_got[0]} got; "
+                      f"expected margin to the second class {margin:.3g}), top-5 overlap "
+                      f"{len(set(best_want) & set(best_got))}/5")
+        all_ok = all_ok and np.isfinite(got).all() and cosine >= min_cosine
+    return all_ok
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("model")
@@ -129,11 +167,20 @@ def main():
                         help="kiln run --stage: the imported graph, or after the pass pipeline")
     parser.add_argument("--atol", type=float, default=1e-4)
     parser.add_argument("--rtol", type=float, default=1e-3)
+    parser.add_argument("--precision", default="fp32", choices=["fp32", "fp16", "bf16"],
+                        help="kiln run --precision (fp16, bf16: at the fused stage, judged by "
+                             "cosine similarity instead of atol/rtol)")
+    parser.add_argument("--min-cosine", type=float, default=0.999,
+                        help="with --precision fp16 or bf16, the least cosine per output")
     args = parser.parse_args()
+    sixteen_bit = args.precision != "fp32"
+    if sixteen_bit and args.stage != "fused":
+        parser.error(f"--precision {args.precision} runs at --stage fused")
 
     model_path = os.path.join(args.work_dir, f"{args.model}.onnx")
     model_dir = os.path.join(args.work_dir, args.model)
-    got_dir = os.path.join(model_dir, f"got_{args.stage}")
+    got_dir = os.path.join(model_dir, f"got_{args.stage}" +
+                           (f"_{args.precision}" if sixteen_bit else ""))
     expected_dir = os.path.join(model_dir, "expected")
     os.makedirs(model_dir, exist_ok=True)
     timings = {}
@@ -146,13 +193,21 @@ def main():
         for input_path in sorted(glob.glob(os.path.join(model_dir, "inputs", "*.npy"))):
             input_name = os.path.splitext(os.path.basename(input_path))[0]
             command += ["--input", f"{input_name}={input_path}"]
-        command += ["--output-dir", got_dir, "--expect", expected_dir,
-                    "--atol", str(args.atol), "--rtol", str(args.rtol)]
+        command += ["--output-dir", got_dir]
+        if sixteen_bit:
+            command += ["--precision", args.precision]
+        else:
+            command += ["--expect", expected_dir, "--atol", str(args.atol), "--rtol",
+                        str(args.rtol)]
         timings["kiln"], kiln_status = run_command(command)
         if kiln_status != 0:
             print(f"kiln run failed (exit status {kiln_status})")
-        print(f"comparison (atol {args.atol:g}, rtol {args.rtol:g}):")
-        outputs_ok = compare_outputs(expected_dir, got_dir, args.atol, args.rtol)
+        if sixteen_bit:
+            print(f"comparison ({args.precision} against fp32, cosine at least {args.min_cosine:g}):")
+            outputs_ok = compare_by_cosine(expected_dir, got_dir, args.min_cosine)
+        else:
+            print(f"comparison (atol {args.atol:g}, rtol {args.rtol:g}):")
+            outputs_ok = compare_outputs(expected_dir, got_dir, args.atol, args.rtol)
     except StepFailed as failure:
         print(f"FAIL {args.model}: {failure}")
         return 1
