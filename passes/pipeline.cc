@@ -16,6 +16,7 @@
 #include "passes/fuse_kernels.h"
 #include "passes/fuse_siblings.h"
 #include "passes/matmul_add_to_gemm.h"
+#include "passes/merge_sibling_gemms.h"
 #include "passes/mixed_precision.h"
 #include "passes/recognize_activations.h"
 #include "passes/recognize_layer_norm.h"
@@ -48,6 +49,7 @@ const std::vector<PassEntry>& pipeline_entries() {
       {RecognizeLayerNorm::kName, make<RecognizeLayerNorm>, Stage::kOptimized},
       {MatmulAddToGemm::kName, make<MatmulAddToGemm>, Stage::kOptimized},
       {FoldBatchNorm::kName, make<FoldBatchNorm>, Stage::kOptimized},
+      {MergeSiblingGemms::kName, make<MergeSiblingGemms>, Stage::kOptimized},
       {SimplifyReshapeTranspose::kName, make<SimplifyReshapeTranspose>, Stage::kOptimized},
       {CommonSubexpressionElimination::kName, make<CommonSubexpressionElimination>, Stage::kOptimized},
       {DeadCodeElimination::kName, make<DeadCodeElimination>, Stage::kOptimized},
