@@ -244,13 +244,8 @@ class HalfPrecisionRewrite {
 }  // namespace
 
 bool MixedPrecision::run(Graph& graph, PassContext& context) {
+  check_io_precision(context.precision, context.io_dtype);
   const std::optional<DType> half = half_dtype(context.precision);
-  if (context.io_dtype && !half) {
-    throw InputError("io precision " + std::string(dtype_name(*context.io_dtype)) +
-                     " needs precision fp16 or bf16, not " +
-                     std::string(precision_name(context.precision)) +
-                     " (--io-precision, --precision)");
-  }
   if (context.precision == Precision::kTF32) return mark_tf32_ops(graph, context);
   if (!half) return false;
   return HalfPrecisionRewrite(graph, context, *half).run();

@@ -42,6 +42,14 @@ std::optional<DType> parse_io_precision(const std::string& name) {
   throw InputError("unknown io precision '" + name + "' (io precisions: declared, fp16, bf16)");
 }
 
+void check_io_precision(Precision precision, std::optional<DType> io_dtype) {
+  if (io_dtype && !half_dtype(precision)) {
+    throw InputError("io precision " + std::string(dtype_name(*io_dtype)) +
+                     " needs precision fp16 or bf16, not " +
+                     std::string(precision_name(precision)) + " (--io-precision, --precision)");
+  }
+}
+
 const std::vector<std::string>& low_precision_ops() {
   static const std::vector<std::string> ops = {"conv", "conv_transpose", "gemm", "matmul",
                                                "einsum"};

@@ -43,6 +43,8 @@ std::optional<DType> half_dtype(Precision precision);
 // "declared" (nullopt: graph inputs and outputs keep their dtypes), "fp16" or "bf16"; throws
 // InputError on anything else.
 std::optional<DType> parse_io_precision(const std::string& name);
+// Throws InputError when an io dtype comes with a precision other than fp16 or bf16.
+void check_io_precision(Precision precision, std::optional<DType> io_dtype);
 
 // Ops computed in the 16-bit type in fp16/bf16 mode.
 const std::vector<std::string>& low_precision_ops();

@@ -1,5 +1,5 @@
 // The pass options the commands share (--stage, --print-after, --disable-pass, --time-passes,
-// --explain-refusals, and the mixed-precision options --precision, --io-precision, --keep-fp32)
+// --explain-refusals, --explain-fusion, and the mixed-precision options --precision, --io-precision, --keep-fp32)
 // and running a pipeline with them; dumps and refusals go to stderr.
 #pragma once
 
@@ -25,7 +25,8 @@ struct PrecisionOptions {
 
   // Whether any of them differs from its default, so the mixed-precision pass has work.
   bool requested() const;
-  // Sets the context's precision fields; throws InputError on an op name kiln does not have.
+  // Sets the context's precision fields; throws InputError on an op name kiln does not have or
+  // an io precision without a 16-bit precision.
   void apply(passes::PassContext& context) const;
 };
 
@@ -35,7 +36,8 @@ struct PassOptions {
   std::vector<std::string> print_after;
   std::vector<std::string> disabled;
   bool time_passes = false;
-  bool explain_refusals = false;
+  bool explain_refusals = false;  // every pass's refusals
+  bool explain_fusion = false;    // only fuse-kernels' and fuse-siblings'
   PrecisionOptions precision;
 };
 
