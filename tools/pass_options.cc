@@ -6,6 +6,8 @@
 
 #include "ir/error.h"
 #include "ir/op_registry.h"
+#include "passes/fuse_kernels.h"
+#include "passes/fuse_siblings.h"
 #include "passes/pipeline.h"
 
 namespace kiln::tools {
@@ -57,6 +59,9 @@ void add_pass_options(CLI::App& command, PassOptions& options) {
   command.add_flag("--time-passes", options.time_passes, "Report each pass's time on stderr");
   command.add_flag("--explain-refusals", options.explain_refusals,
                    "Print why passes refused rewrites (pass: node: reason) on stderr");
+  command.add_flag("--explain-fusion", options.explain_fusion,
+                   "Print why the fusion passes refused to fuse (consumer, producer, reason) on "
+                   "stderr");
   add_precision_options(command, options.precision);
 }
 
@@ -96,8 +101,12 @@ void run_pipeline(Graph& graph, const std::vector<std::unique_ptr<passes::Pass>>
   context.dump = &std::cerr;
   options.precision.apply(context);
   passes::run_passes(graph, pipeline, context);
-  if (options.explain_refusals) {
-    for (const std::string& refusal : context.refusals) std::cerr << refusal << "\n";
+  for (const std::string& refusal : context.refusals) {
+    const bool from_fusion = refusal.starts_with(std::string(passes::FuseKernels::kName) + ":") ||
+                             refusal.starts_with(std::string(passes::FuseSiblings::kName) + ":");
+    if (options.explain_refusals || (options.explain_fusion && from_fusion)) {
+      std::cerr << refusal << "\n";
+    }
   }
 }
 

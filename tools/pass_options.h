@@ -1,6 +1,6 @@
 // The pass options the commands share (--stage, --print-after, --disable-pass, --time-passes,
-// --explain-refusals, and the mixed-precision options --precision, --io-precision, --keep-fp32)
-// and running a pipeline with them; dumps and refusals go to stderr.
+// --explain-refusals, --explain-fusion, and the mixed-precision options --precision,
+// --io-precision, --keep-fp32) and running a pipeline with them; dumps and refusals go to stderr.
 #pragma once
 
 #include <memory>
@@ -36,7 +36,8 @@ struct PassOptions {
   std::vector<std::string> print_after;
   std::vector<std::string> disabled;
   bool time_passes = false;
-  bool explain_refusals = false;
+  bool explain_refusals = false;  // every pass's refusals
+  bool explain_fusion = false;    // only fuse-kernels' and fuse-siblings'
   PrecisionOptions precision;
 };
 
