@@ -203,7 +203,8 @@ def main():
         if kiln_status != 0:
             print(f"kiln run failed (exit status {kiln_status})")
         if sixteen_bit:
-            print(f"comparison ({args.precision} against fp32, cosine at least {args.min_cosine:g}):")
+            print(f"comparison ({args.precision} against fp32, "
+                  f"cosine at least {args.min_cosine:g}):")
             outputs_ok = compare_by_cosine(expected_dir, got_dir, args.min_cosine)
         else:
             print(f"comparison (atol {args.atol:g}, rtol {args.rtol:g}):")
