@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <thread>
+#include <type_traits>
 
 namespace kiln::nn {
 namespace {
@@ -13,6 +14,18 @@ constexpr int64_t kBlockK = 256;  // depth of one packed block
 constexpr int64_t kBlockN = 512;  // columns of one packed B block (a multiple of kPanelN)
 // Multiply-adds per thread below which splitting does not pay for starting a thread.
 constexpr int64_t kMinParallelWork = int64_t{1} << 21;
+
+// a + b * c; integers wrap around on overflow (two's complement, as NumPy's do) instead of
+// overflowing, which C++ leaves undefined for signed types.
+template <class T>
+T multiply_add(T a, T b, T c) {
+  if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(a) + static_cast<U>(b) * static_cast<U>(c));
+  } else {
+    return a + b * c;
+  }
+}
 
 // C tile (rows × cols valid of kPanelM × kPanelN) += packed A (depth × kPanelM, column-major
 // rows) · packed B panel (depth × kPanelN).
@@ -25,11 +38,13 @@ void micro_kernel(int64_t depth, const T* packed_a, const T* packed_b, T* c, int
     const T* a_col = packed_a + p * kPanelM;
     for (int64_t r = 0; r < kPanelM; ++r) {
       const T a_value = a_col[r];
-      for (int64_t j = 0; j < kPanelN; ++j) tile[r][j] += a_value * b_row[j];
+      for (int64_t j = 0; j < kPanelN; ++j)
+        tile[r][j] = multiply_add(tile[r][j], a_value, b_row[j]);
     }
   }
   for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t j = 0; j < cols; ++j) c[r * ldc + j] += tile[r][j];
+    for (int64_t j = 0; j < cols; ++j)
+      c[r * ldc + j] = multiply_add(c[r * ldc + j], tile[r][j], T{1});
   }
 }
 

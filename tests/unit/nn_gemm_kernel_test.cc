@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include <random>
 
 #include "ir/graph.h"
@@ -219,4 +221,15 @@ TEST(NnConvTest, ConvTransposeIsTheAdjointOfConv) {
 }
 
 }  // namespace
+TEST(NnGemmKernelTest, IntegerProductsWrapAroundOnOverflow) {
+  // As NumPy's int64 matmul: two's complement wrap-around, not undefined behaviour (the ONNX
+  // loader's fuzzer found this through import-time constant folding).
+  const int64_t max = std::numeric_limits<int64_t>::max();
+  const std::vector<int64_t> a = {max, max};
+  const std::vector<int64_t> b = {2, 3};
+  std::vector<int64_t> c = {0};
+  nn::gemm_accumulate<int64_t>(1, 1, 2, a.data(), 2, b.data(), 1, c.data(), 1);
+  EXPECT_EQ(c[0], static_cast<int64_t>(static_cast<uint64_t>(max) * 5u));
+}
+
 }  // namespace kiln
