@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds kiln's libFuzzer targets with clang (ASan + UBSan) in BUILD_DIR and runs each for at
-# most SECONDS on its seed corpus: the ONNX loader and the IR text parser. Any crash, sanitizer
-# report or exception other than kiln::InputError fails the run. The seed and the number of runs
-# are fixed, so a CI run repeats what passed here (longer exploratory runs: see tests/fuzz/).
+# most SECONDS on its seed corpus: the ONNX loader, the IR text parser and the .kiln reader. Any
+# crash, sanitizer report or exception other than kiln::InputError fails the run. The seed and the
+# number of runs are fixed, so a CI run repeats what passed here (longer exploratory runs: see
+# tests/fuzz/).
 #
 # usage: run_fuzzers.sh SOURCE_DIR BUILD_DIR SECONDS
 set -euo pipefail
@@ -18,9 +19,10 @@ if [ -z "$clang_cxx" ]; then
 fi
 CC=$clang_c CXX=$clang_cxx cmake -S "$source_dir" -B "$build_dir" -G Ninja -DKILN_FUZZ=ON \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build "$build_dir" -j"$(nproc)" --target fuzz_onnx_loader fuzz_ir_parser
+cmake --build "$build_dir" -j"$(nproc)" --target fuzz_onnx_loader fuzz_ir_parser \
+  fuzz_program_reader
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
-for pair in fuzz_onnx_loader:corpus_onnx fuzz_ir_parser:corpus_ir; do
+for pair in fuzz_onnx_loader:corpus_onnx fuzz_ir_parser:corpus_ir fuzz_program_reader:corpus_kiln; do
   fuzzer=${pair%%:*}
   corpus=${pair##*:}
   work="$build_dir/work_$fuzzer"

@@ -1,0 +1,46 @@
+// Error checking, device queries and handle creation over the CUDA runtime API (cuda_api.h).
+#include "runtime/cuda_api.h"
+
+#include "ir/error.h"
+
+namespace kiln {
+
+void cuda_check(cudaError_t status, const std::string& what) {
+  if (status == cudaSuccess) return;
+  throw InternalError("CUDA error in " + what + ": " + cudaGetErrorString(status));
+}
+
+int current_device_attribute(cudaDeviceAttr attribute) {
+  int device = 0;
+  cuda_check(cudaGetDevice(&device), "cudaGetDevice");
+  int value = 0;
+  cuda_check(cudaDeviceGetAttribute(&value, attribute, device), "cudaDeviceGetAttribute");
+  return value;
+}
+
+ComputeCapability current_compute_capability() {
+  return {current_device_attribute(cudaDevAttrComputeCapabilityMajor),
+          current_device_attribute(cudaDevAttrComputeCapabilityMinor)};
+}
+
+DeviceMemory allocate_device_memory(size_t bytes, const std::string& what) {
+  if (bytes == 0) return nullptr;
+  void* pointer = nullptr;
+  cuda_check(cudaMalloc(&pointer, bytes),
+             "cudaMalloc of " + std::to_string(bytes) + " bytes for " + what);
+  return DeviceMemory(pointer);
+}
+
+CudaStream create_stream() {
+  cudaStream_t stream = nullptr;
+  cuda_check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  return CudaStream(stream);
+}
+
+CudaEvent create_event() {
+  cudaEvent_t event = nullptr;
+  cuda_check(cudaEventCreate(&event), "cudaEventCreate");
+  return CudaEvent(event);
+}
+
+}  // namespace kiln

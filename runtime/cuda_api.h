@@ -1,0 +1,56 @@
+// A thin C++ layer over the CUDA runtime API (linked statically: the driver is loaded only when
+// a function here first runs, so kiln starts on machines without one): errors as exceptions and
+// owning handles that release on destruction. Used by the session; public headers do not include
+// it, so users of session.h need no CUDA headers.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <memory>
+#include <string>
+
+namespace kiln {
+
+// Throws InternalError "CUDA error in WHAT: <CUDA's message>" unless `status` is cudaSuccess.
+void cuda_check(cudaError_t status, const std::string& what);
+
+// The compute capability of the current device.
+struct ComputeCapability {
+  int major = 0;
+  int minor = 0;
+};
+ComputeCapability current_compute_capability();
+int current_device_attribute(cudaDeviceAttr attribute);
+
+struct CudaFree {
+  void operator()(void* pointer) const { cudaFree(pointer); }
+};
+struct CudaStreamDestroy {
+  void operator()(cudaStream_t stream) const { cudaStreamDestroy(stream); }
+};
+struct CudaEventDestroy {
+  void operator()(cudaEvent_t event) const { cudaEventDestroy(event); }
+};
+struct CudaGraphDestroy {
+  void operator()(cudaGraph_t graph) const { cudaGraphDestroy(graph); }
+};
+struct CudaGraphExecDestroy {
+  void operator()(cudaGraphExec_t graph) const { cudaGraphExecDestroy(graph); }
+};
+struct CudaLibraryUnload {
+  void operator()(cudaLibrary_t library) const { cudaLibraryUnload(library); }
+};
+
+using DeviceMemory = std::unique_ptr<void, CudaFree>;
+using CudaStream = std::unique_ptr<CUstream_st, CudaStreamDestroy>;
+using CudaEvent = std::unique_ptr<CUevent_st, CudaEventDestroy>;
+using CudaGraph = std::unique_ptr<CUgraph_st, CudaGraphDestroy>;
+using CudaGraphExec = std::unique_ptr<CUgraphExec_st, CudaGraphExecDestroy>;
+using CudaLibrary = std::unique_ptr<CUlib_st, CudaLibraryUnload>;
+
+// `bytes` of device memory (null for 0 bytes); `what` names it in the error.
+DeviceMemory allocate_device_memory(size_t bytes, const std::string& what);
+CudaStream create_stream();
+CudaEvent create_event();
+
+}  // namespace kiln

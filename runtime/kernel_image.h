@@ -1,0 +1,34 @@
+// Which compiled code of a kernel a GPU runs, and the arch names ("sm_90") that choice reads.
+//
+//   1. The CUBIN built for the GPU's own compute capability ("sm_90" or "sm_90a" on a 9.0 GPU).
+//   2. Else the CUBIN of the highest lower minor version of the same major, without a suffix
+//      ("sm_80" runs on an 8.6 GPU: CUBINs are compatible upwards within a major version).
+//   3. Else the PTX, which the driver compiles for the GPU when it is loaded.
+//   4. Else an InputError: "kernel 'k': compiled for sm_90, this GPU is sm_80 (no PTX)".
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "runtime/program.h"
+
+namespace kiln {
+
+// "sm_<major><minor>[suffix]": the last digit is the minor version ("sm_100a" is 10.0, "a").
+struct GpuArch {
+  int major = 0;
+  int minor = 0;
+  std::string suffix;  // "", "a" (arch-specific) or "f" (family-specific)
+};
+std::optional<GpuArch> parse_gpu_arch(std::string_view name);
+std::string gpu_arch_name(int major, int minor);
+
+struct KernelImage {
+  const void* code = nullptr;  // a CUBIN, or NUL-terminated PTX; owned by the ProgramKernel
+  std::string description;     // "CUBIN sm_90" or "PTX"
+};
+
+KernelImage choose_kernel_image(const ProgramKernel& kernel, int major, int minor);
+
+}  // namespace kiln

@@ -1,0 +1,121 @@
+// Live ranges, greedy-by-size placement and the memory figures (the algorithm: memory_plan.h).
+#include "runtime/memory_plan.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace kiln {
+namespace {
+
+bool is_intermediate(const ProgramBuffer& buffer) {
+  return buffer.kind == ProgramBuffer::Kind::kIntermediate;
+}
+
+struct PlacedBuffer {
+  int64_t offset = 0;
+  int64_t size = 0;
+  LiveRange range;
+};
+
+// The start of the smallest gap of at least `size` bytes between `neighbours` (the placed
+// buffers live at the same time as the new one), or the end of the highest of them.
+int64_t best_fit_offset(int64_t size, std::vector<PlacedBuffer> neighbours) {
+  std::sort(neighbours.begin(), neighbours.end(),
+            [](const PlacedBuffer& a, const PlacedBuffer& b) { return a.offset < b.offset; });
+  int64_t best_offset = -1;
+  int64_t best_gap = std::numeric_limits<int64_t>::max();
+  int64_t free_from = 0;
+  for (const PlacedBuffer& neighbour : neighbours) {
+    const int64_t gap = neighbour.offset - free_from;
+    if (gap >= size && gap < best_gap) {
+      best_offset = free_from;
+      best_gap = gap;
+    }
+    free_from = std::max(free_from, neighbour.offset + neighbour.size);
+  }
+  return best_offset >= 0 ? best_offset : free_from;
+}
+
+// Intermediates' indices, largest first (ties: earlier first step, then lower index).
+std::vector<int> placement_order(const Program& program, const std::vector<LiveRange>& ranges) {
+  std::vector<int> order;
+  for (size_t i = 0; i < program.buffers.size(); ++i) {
+    if (is_intermediate(program.buffers[i])) order.push_back(static_cast<int>(i));
+  }
+  std::sort(order.begin(), order.end(), [&](int a, int b) {
+    const int64_t size_a = arena_footprint(program.buffers[a]);
+    const int64_t size_b = arena_footprint(program.buffers[b]);
+    if (size_a != size_b) return size_a > size_b;
+    if (ranges[a].first_step != ranges[b].first_step) {
+      return ranges[a].first_step < ranges[b].first_step;
+    }
+    return a < b;
+  });
+  return order;
+}
+
+}  // namespace
+
+std::vector<LiveRange> live_ranges(const Program& program) {
+  std::vector<LiveRange> ranges(program.buffers.size());
+  for (size_t step = 0; step < program.steps.size(); ++step) {
+    for (const int arg : program.steps[step].args) {
+      LiveRange& range = ranges.at(static_cast<size_t>(arg));
+      if (!range.used()) range.first_step = static_cast<int>(step);
+      range.last_step = static_cast<int>(step);
+    }
+  }
+  return ranges;
+}
+
+int64_t arena_footprint(const ProgramBuffer& buffer) {
+  const auto bytes = static_cast<int64_t>(buffer.type.num_bytes());
+  return (bytes + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
+}
+
+MemoryFigures plan_memory(Program& program) {
+  const std::vector<LiveRange> ranges = live_ranges(program);
+  std::vector<PlacedBuffer> placed;
+  int64_t arena_bytes = 0;
+  for (const int index : placement_order(program, ranges)) {
+    ProgramBuffer& buffer = program.buffers[index];
+    const int64_t size = arena_footprint(buffer);
+    if (!ranges[index].used()) {
+      buffer.offset = 0;
+    } else {
+      std::vector<PlacedBuffer> neighbours;
+      for (const PlacedBuffer& other : placed) {
+        if (other.range.overlaps(ranges[index])) neighbours.push_back(other);
+      }
+      buffer.offset = best_fit_offset(size, std::move(neighbours));
+      placed.push_back({buffer.offset, size, ranges[index]});
+    }
+    arena_bytes = std::max(arena_bytes, buffer.offset + size);
+  }
+  program.arena_bytes = arena_bytes;
+  return memory_figures(program);
+}
+
+MemoryFigures memory_figures(const Program& program) {
+  const std::vector<LiveRange> ranges = live_ranges(program);
+  MemoryFigures figures;
+  figures.peak_bytes = program.arena_bytes;
+  // live_change[s]: bytes that become live at step s minus those that died after step s - 1.
+  std::vector<int64_t> live_change(program.steps.size() + 1, 0);
+  for (size_t i = 0; i < program.buffers.size(); ++i) {
+    if (!is_intermediate(program.buffers[i])) continue;
+    const int64_t size = arena_footprint(program.buffers[i]);
+    figures.naive_bytes += size;
+    if (!ranges[i].used()) continue;
+    live_change[ranges[i].first_step] += size;
+    live_change[ranges[i].last_step + 1] -= size;
+  }
+  int64_t live_bytes = 0;
+  for (const int64_t change : live_change) {
+    live_bytes += change;
+    figures.lower_bound_bytes = std::max(figures.lower_bound_bytes, live_bytes);
+  }
+  return figures;
+}
+
+}  // namespace kiln

@@ -1,0 +1,31 @@
+// libFuzzer target for the .kiln reader: any byte string must either read into a program that
+// writes back to the same bytes (and that `kiln inspect` can describe), or be rejected with an
+// InputError. Crashes, hangs, sanitizer reports and other exceptions are bugs. The last 8 bytes
+// are first rewritten as the checksum of the rest, so that mutations get past the checksum to
+// the checks behind it.
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "ir/error.h"
+#include "runtime/fnv1a.h"
+#include "runtime/program_io.h"
+#include "tools/inspect_report.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  std::vector<uint8_t> bytes(data, data + size);
+  if (bytes.size() >= 8) {
+    const size_t body = bytes.size() - 8;
+    const uint64_t checksum = kiln::fnv1a_64(std::span(bytes).first(body));
+    for (int i = 0; i < 8; ++i) bytes[body + i] = static_cast<uint8_t>(checksum >> (8 * i));
+  }
+  kiln::Program program;
+  try {
+    program = kiln::program_from_bytes(bytes, "fuzz");
+  } catch (const kiln::InputError&) {
+    return 0;
+  }
+  if (kiln::program_to_bytes(program) != bytes) __builtin_trap();
+  if (kiln::tools::inspect_report(program).empty()) __builtin_trap();
+  return 0;
+}

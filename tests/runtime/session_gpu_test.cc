@@ -1,0 +1,153 @@
+// GPU tests of the session (ctest label gpu) on the hand-written program of bias_relu_program.h,
+// with the kernels nvcc built at build time: numbers against the CPU, CUDA graph replay, other
+// device pointers, PTX only, a CUBIN for another GPU, argument counts, input checks, timing.
+// Without a CUDA device the binary prints "no CUDA device: skipped" and exits 77, which ctest
+// reports as skipped.
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <cstdio>
+
+#include "ir/error.h"
+#include "runtime/session.h"
+#include "tests/runtime/bias_relu_program.h"
+
+namespace kiln::test {
+namespace {
+
+Program compiled_program() { return bias_relu_program(nvcc_kernels(KILN_TEST_KERNELS_DIR)); }
+
+// The output matches the CPU computation to float rounding (the kernels compute the same
+// expression per element; only a fused multiply-add may round differently).
+void expect_matches_cpu(const Tensor& output, const Tensor& input) {
+  const Tensor expected = bias_relu_expected(input);
+  ASSERT_EQ(output.type(), expected.type());
+  for (int64_t i = 0; i < output.num_elements(); ++i) {
+    ASSERT_NEAR(output.get_float(i), expected.get_float(i), 1e-6) << "element " << i;
+  }
+}
+
+TEST(SessionGpuTest, RunsTheProgramAndMatchesTheCpu) {
+  Session session = Session::load(compiled_program());
+  const Tensor x = bias_relu_input(1);
+  const std::vector<Tensor> outputs = session.run({x});
+  ASSERT_EQ(outputs.size(), 1u);
+  expect_matches_cpu(outputs[0], x);
+}
+
+TEST(SessionGpuTest, GraphReplaysGiveTheSameResultsAndReadNewInputs) {
+  Session session = Session::load(compiled_program());
+  const Tensor x = bias_relu_input(1);
+  const Tensor first = session.run({x})[0];   // steps one by one, then captured
+  const Tensor second = session.run({x})[0];  // the graph
+  const Tensor third = session.run({x})[0];   // the graph again
+  EXPECT_TRUE(first.same_contents(second));
+  EXPECT_TRUE(first.same_contents(third));
+  const Tensor other_x = bias_relu_input(2);
+  expect_matches_cpu(session.run({other_x})[0], other_x);
+}
+
+TEST(SessionGpuTest, RunDeviceWithOtherPointersCapturesAgain) {
+  Session session = Session::load(compiled_program());
+  const Tensor x = bias_relu_input(3);
+  const size_t bytes = x.num_bytes();
+  std::vector<void*> device(4, nullptr);  // two (input, output) pairs
+  for (void*& pointer : device) ASSERT_EQ(cudaMalloc(&pointer, bytes), cudaSuccess);
+  for (int pair = 0; pair < 2; ++pair) {
+    ASSERT_EQ(cudaMemcpy(device[2 * pair], x.bytes(), bytes, cudaMemcpyHostToDevice), cudaSuccess);
+  }
+  for (int round = 0; round < 2; ++round) {
+    for (int pair = 0; pair < 2; ++pair) {
+      ASSERT_EQ(cudaMemset(device[2 * pair + 1], 0, bytes), cudaSuccess);
+      session.run_device({device[2 * pair]}, {device[2 * pair + 1]});
+      Tensor output(x.type());
+      ASSERT_EQ(cudaMemcpy(output.bytes(), device[2 * pair + 1], bytes, cudaMemcpyDeviceToHost),
+                cudaSuccess);
+      expect_matches_cpu(output, x);
+    }
+  }
+  for (void* pointer : device) cudaFree(pointer);
+}
+
+TEST(SessionGpuTest, PtxOnlyProgramIsCompiledByTheDriver) {
+  Program program = compiled_program();
+  for (ProgramKernel& kernel : program.kernels) kernel.binaries.clear();
+  Session session = Session::load(std::move(program));
+  const Tensor x = bias_relu_input(4);
+  expect_matches_cpu(session.run({x})[0], x);
+}
+
+TEST(SessionGpuTest, CubinForAnotherGpuWithoutPtxIsRejected) {
+  int device = 0;
+  int major = 0;
+  ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), cudaSuccess);
+  const std::string other_arch = major == 9 ? "sm_80" : "sm_90";
+  Program program = compiled_program();
+  program.archs = {other_arch};
+  for (ProgramKernel& kernel : program.kernels) {
+    std::erase_if(kernel.binaries,
+                  [&](const KernelBinary& binary) { return binary.arch != other_arch; });
+    kernel.ptx.clear();
+  }
+  try {
+    Session::load(std::move(program));
+    FAIL() << "expected an InputError";
+  } catch (const InputError& error) {
+    EXPECT_NE(std::string(error.what()).find("compiled for " + other_arch + ", this GPU is sm_"),
+              std::string::npos)
+        << error.what();
+  }
+}
+
+TEST(SessionGpuTest, StepWithTheWrongArgumentCountIsRejected) {
+  Program program = compiled_program();
+  program.steps[1].args.push_back(0);
+  try {
+    Session::load(std::move(program));
+    FAIL() << "expected an InputError";
+  } catch (const InputError& error) {
+    EXPECT_EQ(std::string(error.what()),
+              "step 1 (kernel 'relu') passes 3 arguments; the kernel takes 2");
+  }
+}
+
+TEST(SessionGpuTest, WrongInputTypeNamesTheInput) {
+  Session session = Session::load(compiled_program());
+  try {
+    session.run({Tensor(DType::kF32, {2, 2})});
+    FAIL() << "expected an InputError";
+  } catch (const InputError& error) {
+    EXPECT_EQ(std::string(error.what()), "input 'x': the program takes f32[64,256], got f32[2,2]");
+  }
+  EXPECT_THROW(session.run({}), InputError);
+  EXPECT_THROW(session.run_device({nullptr}, {nullptr}), InputError);
+}
+
+TEST(SessionGpuTest, TimesGraphReplays) {
+  Session session = Session::load(compiled_program());
+  const std::vector<float> milliseconds = session.time(20, 5);
+  ASSERT_EQ(milliseconds.size(), 20u);
+  for (const float ms : milliseconds) {
+    EXPECT_GT(ms, 0.0f);
+    EXPECT_LT(ms, 100.0f);
+  }
+  // Timing before any run replays zeros; the next run still computes its own inputs.
+  const Tensor x = bias_relu_input(5);
+  expect_matches_cpu(session.run({x})[0], x);
+}
+
+}  // namespace
+}  // namespace kiln::test
+
+int main(int argc, char** argv) {
+  try {
+    kiln::require_cuda_device();
+  } catch (const kiln::UnsupportedError& error) {
+    std::printf("no CUDA device: skipped\n");
+    std::fprintf(stderr, "%s\n", error.what());
+    return 77;
+  }
+  testing::InitGoogleTest(&argc, argv);
+  return RUN_ALL_TESTS();
+}

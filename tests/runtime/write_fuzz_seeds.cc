@@ -1,0 +1,65 @@
+// Writes the seed corpus of the .kiln reader's fuzzer (tests/fuzz/corpus_kiln): small valid
+// programs with placeholder kernel code, each under the fuzzers' 4096-byte input limit.
+//
+//   usage: write_fuzz_seeds DIR
+#include <cstdio>
+#include <filesystem>
+
+#include "runtime/memory_plan.h"
+#include "runtime/program_io.h"
+#include "tests/runtime/bias_relu_program.h"
+
+namespace {
+
+using Kind = kiln::ProgramBuffer::Kind;
+
+// One PTX-only kernel with a 3-D launch and shared memory writing one f16 output.
+kiln::Program single_step_program() {
+  kiln::Program program;
+  program.name = "single";
+  program.archs = {"sm_90a"};
+  program.kernels = {{"k", "// k\n", {}, {}, "// ptx\n"}};
+  program.buffers = {{Kind::kOutput, "out", {kiln::DType::kF16, {3}}, 0}};
+  program.outputs = {0};
+  program.steps = {{0, {2, 3, 4}, {8, 4, 2}, 1024, {0}}};
+  return program;
+}
+
+// Buffers of every dtype, a scalar and an empty one, and bf16 weights at an aligned offset.
+kiln::Program every_dtype_program() {
+  kiln::Program program = single_step_program();
+  program.name = "dtypes";
+  program.kernels[0].binaries = {{"sm_90a", {1, 2, 3, 4}}};
+  const kiln::DType dtypes[] = {kiln::DType::kF32, kiln::DType::kF16, kiln::DType::kBF16,
+                                kiln::DType::kF64, kiln::DType::kI64, kiln::DType::kI32,
+                                kiln::DType::kI8,  kiln::DType::kU8,  kiln::DType::kBool};
+  for (const kiln::DType dtype : dtypes) {
+    program.buffers.push_back({Kind::kIntermediate, "t", {dtype, {2, 3}}, -1});
+    program.steps[0].args.push_back(static_cast<int>(program.buffers.size()) - 1);
+  }
+  program.buffers.push_back({Kind::kIntermediate, "scalar", {kiln::DType::kF32, {}}, -1});
+  program.buffers.push_back({Kind::kIntermediate, "empty", {kiln::DType::kF32, {0, 5}}, -1});
+  program.buffers.push_back({Kind::kWeight, "w", {kiln::DType::kBF16, {4}}, 256});
+  program.buffers.push_back({Kind::kInput, "in", {kiln::DType::kI64, {1}}, 0});
+  program.inputs = {static_cast<int>(program.buffers.size()) - 1};
+  program.steps.push_back({0, {1, 1, 1}, {1, 1, 1}, 0, {10, 11, 12, 13, 0}});
+  program.weights.assign(264, 7);
+  kiln::plan_memory(program);
+  return program;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: write_fuzz_seeds DIR\n");
+    return 2;
+  }
+  const std::filesystem::path dir = argv[1];
+  std::filesystem::create_directories(dir);
+  kiln::write_program(kiln::test::bias_relu_program(kiln::test::placeholder_kernels()),
+                      (dir / "bias_relu.kiln").string());
+  kiln::write_program(single_step_program(), (dir / "single_step.kiln").string());
+  kiln::write_program(every_dtype_program(), (dir / "every_dtype.kiln").string());
+  return 0;
+}

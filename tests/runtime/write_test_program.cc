@@ -1,0 +1,26 @@
+// Writes the hand-written test program (bias_relu_program.h) for the command-line tests:
+// DIR/bias_relu.kiln (nvcc's code from KERNELS_DIR), DIR/inputs/x.npy and DIR/expected/y.npy.
+//
+//   usage: write_test_program KERNELS_DIR DIR
+#include <cstdio>
+#include <filesystem>
+
+#include "runtime/program_io.h"
+#include "tests/runtime/bias_relu_program.h"
+#include "tools/tensor_files.h"
+
+int main(int argc, char** argv) {
+  if (argc != 3) {
+    std::fprintf(stderr, "usage: write_test_program KERNELS_DIR DIR\n");
+    return 2;
+  }
+  const std::filesystem::path dir = argv[2];
+  std::filesystem::create_directories(dir / "inputs");
+  std::filesystem::create_directories(dir / "expected");
+  kiln::write_program(kiln::test::bias_relu_program(kiln::test::nvcc_kernels(argv[1])),
+                      (dir / "bias_relu.kiln").string());
+  const kiln::Tensor x = kiln::test::bias_relu_input(/*seed=*/1);
+  kiln::tools::write_npy((dir / "inputs" / "x.npy").string(), x);
+  kiln::tools::write_npy((dir / "expected" / "y.npy").string(), kiln::test::bias_relu_expected(x));
+  return 0;
+}

@@ -1,0 +1,39 @@
+// Tests of the `kiln inspect` report (tools/inspect_report.h) on the hand-written program: its
+// kernels, launch geometry, buffers with live ranges, and the memory plan's three figures.
+#include "tools/inspect_report.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/runtime/bias_relu_program.h"
+
+namespace kiln::tools {
+namespace {
+
+TEST(InspectReportTest, FormatsBytes) {
+  EXPECT_EQ(format_bytes(0), "0 B");
+  EXPECT_EQ(format_bytes(1023), "1023 B");
+  EXPECT_EQ(format_bytes(65536), "64.0 KiB");
+  EXPECT_EQ(format_bytes(3 * 512 * 1024), "1.5 MiB");
+  EXPECT_EQ(format_bytes(int64_t{2} << 30), "2.0 GiB");
+}
+
+TEST(InspectReportTest, ShowsKernelsStepsBuffersAndTheMemoryPlan) {
+  const std::string report = inspect_report(test::bias_relu_program(test::placeholder_kernels()));
+  for (const std::string expected : {
+           "program 'bias_relu' for sm_80, sm_90: 4 kernels, 4 steps, 6 buffers\n",
+           "  0  add_bias  sm_80 5 B, sm_90 5 B  19 B  22 B    /onnx/Add\n",
+           "  3  add       64x1x1  256x1x1  0 B     doubled, x, y\n",
+           "  3  intermediate  rectified  f32[64,256]  64.0 KiB  arena +65536, live at steps 1-2\n",
+           "  1  weight        bias       f32[256]     1.0 KiB   weights +0\n",
+           "memory plan\n"
+           "  arena (peak)  128.0 KiB\n"
+           "  naive sum     192.0 KiB  every intermediate in its own bytes; arena = 0.67x\n"
+           "  lower bound   128.0 KiB  the largest set live at one step; arena = 1.00x\n",
+           "weights: 1.0 KiB in 1 buffer\n",
+       }) {
+    EXPECT_NE(report.find(expected), std::string::npos) << expected << "\nin:\n" << report;
+  }
+}
+
+}  // namespace
+}  // namespace kiln::tools

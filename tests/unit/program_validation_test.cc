@@ -1,0 +1,146 @@
+// Tests of validate_program (runtime/program_validation.h): the hand-written program passes, and
+// each kind of problem, made by one edit of it, is an InputError with its own message. Reading a
+// file runs the same checks and puts the file's name first.
+#include "runtime/program_validation.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <functional>
+
+#include "ir/error.h"
+#include "runtime/program_io.h"
+#include "tests/runtime/bias_relu_program.h"
+
+namespace kiln {
+namespace {
+
+Program valid_program() { return test::bias_relu_program(test::placeholder_kernels()); }
+
+std::string validation_error(const Program& program) {
+  try {
+    validate_program(program);
+  } catch (const InputError& error) {
+    return error.what();
+  }
+  return "no error";
+}
+
+TEST(ProgramValidationTest, HandWrittenProgramIsValid) {
+  EXPECT_EQ(validation_error(valid_program()), "no error");
+}
+
+TEST(ProgramValidationTest, EachProblemHasItsMessage) {
+  using Kind = ProgramBuffer::Kind;
+  struct Case {
+    std::function<void(Program&)> edit;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {[](Program& p) { p.archs.clear(); }, "the program names no target arch"},
+      {[](Program& p) { p.archs[0] = "sm80"; },
+       "target arch 'sm80' is not of the form sm_90 or sm_90a"},
+      {[](Program& p) { p.archs[1] = "sm_80"; }, "target arch sm_80 is listed twice"},
+      {[](Program& p) { p.kernels[0].name = "add-bias"; },
+       "kernel 0 ('add-bias'): the name is not a C identifier"},
+      {[](Program& p) {
+         p.kernels[1].binaries.clear();
+         p.kernels[1].ptx.clear();
+       },
+       "kernel 1 ('relu'): has neither a CUBIN nor PTX"},
+      {[](Program& p) { p.kernels[0].binaries[0].arch = "sm_86"; },
+       "kernel 0 ('add_bias'): has a CUBIN for 'sm_86', which is not a target arch of the "
+       "program"},
+      {[](Program& p) { p.kernels[0].binaries[1].arch = "sm_80"; },
+       "kernel 0 ('add_bias'): has two CUBINs for sm_80"},
+      {[](Program& p) { p.kernels[0].binaries[0].cubin.clear(); },
+       "kernel 0 ('add_bias'): its CUBIN for sm_80 is empty"},
+      {[](Program& p) { p.kernels[2].ptx += '\0'; },
+       "kernel 2 ('twice'): its PTX contains a NUL byte"},
+      {[](Program& p) {
+         p.buffers[0].type.shape = {64, -256};
+       },
+       "buffer 0 ('x'): shape [64,-256] has a negative dim"},
+      {[](Program& p) {
+         p.buffers[0].type.shape = {int64_t{1} << 40, int64_t{1} << 22};
+       },
+       "buffer 0 ('x'): shape [1099511627776,4194304] has more bytes than int64 holds"},
+      {[](Program& p) { p.buffers[1].offset = 128; },
+       "buffer 1 ('bias'): offset 128 in the weights is not a multiple of 256"},
+      {[](Program& p) { p.buffers[1].offset = 256; },
+       "buffer 1 ('bias'): 1024 bytes at offset 256 overrun the weights (1024 bytes)"},
+      {[](Program& p) { p.buffers[4].offset = 100; },
+       "buffer 4 ('doubled'): offset 100 in the arena is not a multiple of 256"},
+      {[](Program& p) { p.arena_bytes = 65536; },
+       "buffer 3 ('rectified'): 65536 bytes at offset 65536 overrun the arena (65536 bytes)"},
+      {[](Program& p) { p.arena_bytes = -1; }, "the arena size -1 is negative"},
+      {[](Program& p) { p.buffers[4].offset = 65536; },
+       "buffer 3 ('rectified') and buffer 4 ('doubled') are live at the same steps but share "
+       "arena bytes"},
+      {[](Program& p) { p.inputs = {99}; }, "input 0: buffer index 99 is out of range (6 buffers)"},
+      {[](Program& p) { p.inputs = {1}; }, "input 0: buffer 1 ('bias') is not an input buffer"},
+      {[](Program& p) { p.buffers[0].offset = 3; },
+       "input 0: buffer 0 ('x') has offset 3, not its position 0"},
+      {[](Program& p) { p.inputs.clear(); },
+       "buffer 0 ('x') is an input buffer but is listed 0 times among the inputs"},
+      {[](Program& p) { p.buffers[0].name.clear(); }, "input 0: buffer 0 ('') has no name"},
+      {[](Program& p) {
+         p.buffers.push_back({Kind::kOutput, "y", p.buffers[5].type, 1});
+         p.outputs.push_back(6);
+       },
+       "two outputs are named 'y'"},
+      {[](Program& p) { p.steps[2].kernel = 9; },
+       "step 2: kernel index 9 is out of range (4 kernels)"},
+      {[](Program& p) {
+         p.steps[0].grid = {0, 1, 1};
+       },
+       "step 0 (kernel 'add_bias'): grid 0x1x1 is outside CUDA's limits (1 to "
+       "2147483647x65535x65535)"},
+      {[](Program& p) {
+         p.steps[0].grid = {1, 70000, 1};
+       },
+       "step 0 (kernel 'add_bias'): grid 1x70000x1 is outside CUDA's limits"},
+      {[](Program& p) {
+         p.steps[1].block = {2048, 1, 1};
+       },
+       "step 1 (kernel 'relu'): block 2048x1x1 is outside CUDA's limits (1 to 1024x1024x64, at "
+       "most 1024 threads)"},
+      {[](Program& p) {
+         p.steps[1].block = {32, 32, 2};
+       },
+       "step 1 (kernel 'relu'): block 32x32x2 is outside CUDA's limits"},
+      {[](Program& p) { p.steps[1].shared_bytes = 300000; },
+       "step 1 (kernel 'relu'): 300000 bytes of shared memory exceed the 232448 a block can "
+       "have"},
+      {[](Program& p) { p.steps[3].args[1] = 42; },
+       "step 3 (kernel 'add'): argument 1 is buffer index 42, out of range (6 buffers)"},
+      {[](Program& p) { p.steps[3].args.pop_back(); },
+       "output buffer 5 ('y') is written by no step"},
+  };
+  for (const Case& test_case : cases) {
+    Program program = valid_program();
+    test_case.edit(program);
+    const std::string message = validation_error(program);
+    EXPECT_EQ(message.substr(0, test_case.message.size()), test_case.message) << message;
+  }
+}
+
+TEST(ProgramValidationTest, ReadingAFileValidatesAndNamesTheFile) {
+  const std::string path =
+      (std::filesystem::temp_directory_path() / "kiln_program_validation_test.kiln").string();
+  Program program = valid_program();
+  program.steps[0].block = {0, 1, 1};
+  write_program(program, path);
+  try {
+    read_program(path);
+    FAIL() << "expected an InputError";
+  } catch (const InputError& error) {
+    EXPECT_EQ(std::string(error.what()),
+              path +
+                  ": step 0 (kernel 'add_bias'): block 0x1x1 is outside CUDA's limits (1 to "
+                  "1024x1024x64, at most 1024 threads)");
+  }
+}
+
+}  // namespace
+}  // namespace kiln

@@ -1,0 +1,157 @@
+// The `kiln inspect` report (inspect_report.h): one table each for kernels, steps and buffers,
+// then the memory plan's figures and the weights.
+#include "tools/inspect_report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "runtime/memory_plan.h"
+
+namespace kiln::tools {
+namespace {
+
+using Table = std::vector<std::vector<std::string>>;
+
+// Rows with each column padded to its widest cell, two spaces before each.
+std::string render_table(const Table& rows) {
+  std::vector<size_t> widths;
+  for (const auto& row : rows) {
+    widths.resize(std::max(widths.size(), row.size()), 0);
+    for (size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
+  }
+  std::string text;
+  for (const auto& row : rows) {
+    std::string line;
+    for (size_t i = 0; i < row.size(); ++i) {
+      line += "  " + (i + 1 < row.size() ? fmt::format("{:<{}}", row[i], widths[i]) : row[i]);
+    }
+    text += line + "\n";
+  }
+  return text;
+}
+
+std::string join(const std::vector<std::string>& items) {
+  std::string text;
+  for (const std::string& item : items) text += (text.empty() ? "" : ", ") + item;
+  return text;
+}
+
+std::string dims(const std::array<uint32_t, 3>& xyz) {
+  return fmt::format("{}x{}x{}", xyz[0], xyz[1], xyz[2]);
+}
+
+const char* kind_name(ProgramBuffer::Kind kind) {
+  switch (kind) {
+    case ProgramBuffer::Kind::kInput:
+      return "input";
+    case ProgramBuffer::Kind::kOutput:
+      return "output";
+    case ProgramBuffer::Kind::kWeight:
+      return "weight";
+    case ProgramBuffer::Kind::kIntermediate:
+      return "intermediate";
+  }
+  return "?";
+}
+
+std::string kernels_table(const Program& program) {
+  Table rows = {{"#", "name", "CUBINs", "PTX", "source", "provenance"}};
+  for (size_t i = 0; i < program.kernels.size(); ++i) {
+    const ProgramKernel& kernel = program.kernels[i];
+    std::vector<std::string> binaries;
+    for (const KernelBinary& binary : kernel.binaries) {
+      binaries.push_back(binary.arch + " " + format_bytes(std::ssize(binary.cubin)));
+    }
+    rows.push_back({std::to_string(i), kernel.name, binaries.empty() ? "-" : join(binaries),
+                    kernel.ptx.empty() ? "-" : format_bytes(std::ssize(kernel.ptx)),
+                    format_bytes(std::ssize(kernel.source)), join(kernel.provenance)});
+  }
+  return render_table(rows);
+}
+
+std::string steps_table(const Program& program) {
+  Table rows = {{"#", "kernel", "grid", "block", "shared", "arguments"}};
+  for (size_t i = 0; i < program.steps.size(); ++i) {
+    const ProgramStep& step = program.steps[i];
+    std::vector<std::string> args;
+    for (const int arg : step.args) args.push_back(program.buffers[arg].name);
+    rows.push_back({std::to_string(i), program.kernels[step.kernel].name, dims(step.grid),
+                    dims(step.block), format_bytes(step.shared_bytes), join(args)});
+  }
+  return render_table(rows);
+}
+
+std::string placement(const ProgramBuffer& buffer, const LiveRange& range) {
+  switch (buffer.kind) {
+    case ProgramBuffer::Kind::kInput:
+      return fmt::format("input {}", buffer.offset);
+    case ProgramBuffer::Kind::kOutput:
+      return fmt::format("output {}", buffer.offset);
+    case ProgramBuffer::Kind::kWeight:
+      return fmt::format("weights +{}", buffer.offset);
+    case ProgramBuffer::Kind::kIntermediate:
+      return range.used() ? fmt::format("arena +{}, live at steps {}-{}", buffer.offset,
+                                        range.first_step, range.last_step)
+                          : fmt::format("arena +{}, used by no step", buffer.offset);
+  }
+  return "?";
+}
+
+std::string buffers_table(const Program& program) {
+  const std::vector<LiveRange> ranges = live_ranges(program);
+  Table rows = {{"#", "kind", "name", "type", "size", "placement"}};
+  for (size_t i = 0; i < program.buffers.size(); ++i) {
+    const ProgramBuffer& buffer = program.buffers[i];
+    rows.push_back({std::to_string(i), kind_name(buffer.kind), buffer.name,
+                    type_to_string(buffer.type),
+                    format_bytes(static_cast<int64_t>(buffer.type.num_bytes())),
+                    placement(buffer, ranges[i])});
+  }
+  return render_table(rows);
+}
+
+std::string memory_plan_table(const Program& program) {
+  const MemoryFigures figures = memory_figures(program);
+  const auto share = [&](int64_t of) {
+    return of == 0 ? std::string("-")
+                   : fmt::format("{:.2f}x", static_cast<double>(figures.peak_bytes) / of);
+  };
+  return render_table({
+      {"arena (peak)", format_bytes(figures.peak_bytes)},
+      {"naive sum", format_bytes(figures.naive_bytes),
+       "every intermediate in its own bytes; arena = " + share(figures.naive_bytes)},
+      {"lower bound", format_bytes(figures.lower_bound_bytes),
+       "the largest set live at one step; arena = " + share(figures.lower_bound_bytes)},
+  });
+}
+
+}  // namespace
+
+std::string format_bytes(int64_t bytes) {
+  constexpr const char* kUnits[] = {"KiB", "MiB", "GiB", "TiB"};
+  if (bytes < 1024) return fmt::format("{} B", bytes);
+  double value = static_cast<double>(bytes) / 1024;
+  size_t unit = 0;
+  while (value >= 1024 && unit + 1 < std::size(kUnits)) {
+    value /= 1024;
+    ++unit;
+  }
+  return fmt::format("{:.1f} {}", value, kUnits[unit]);
+}
+
+std::string inspect_report(const Program& program) {
+  const auto weights = std::count_if(
+      program.buffers.begin(), program.buffers.end(),
+      [](const ProgramBuffer& buffer) { return buffer.kind == ProgramBuffer::Kind::kWeight; });
+  return fmt::format("program '{}' for {}: {} kernels, {} steps, {} buffers\n", program.name,
+                     join(program.archs), program.kernels.size(), program.steps.size(),
+                     program.buffers.size()) +
+         "\nkernels\n" + kernels_table(program) + "\nsteps\n" + steps_table(program) +
+         "\nbuffers\n" + buffers_table(program) + "\nmemory plan\n" + memory_plan_table(program) +
+         fmt::format("\nweights: {} in {} buffer{}\n", format_bytes(std::ssize(program.weights)),
+                     weights, weights == 1 ? "" : "s");
+}
+
+}  // namespace kiln::tools
