@@ -20,6 +20,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 
 import numpy as np
 import onnx
@@ -124,6 +125,9 @@ def main():
         print("no CUDA device: microbench skipped")
         return 0
     os.makedirs(args.out_dir, exist_ok=True)
+    # Models and inputs (hundreds of MB) go to a scratch folder; OUT_DIR gets the figures.
+    work_dir = os.path.join(tempfile.gettempdir(), "kiln-microbench")
+    os.makedirs(work_dir, exist_ok=True)
     torch.manual_seed(0)
     copy = copy_bandwidth(args.iters, args.warmup)
     report = {"card": torch.cuda.get_device_name(), "torch": torch.__version__,
@@ -141,11 +145,11 @@ def main():
             median, p90 = time_cuda(lambda: f(*inputs.values()), args.iters, args.warmup)
             entry[label] = {"median_ms": median, "p90_ms": p90,
                             "of_copy": moved / (median * 1e-3) / copy}
-        model_path = os.path.join(args.out_dir, f"{name}.onnx")
+        model_path = os.path.join(work_dir, f"{name}.onnx")
         onnx.save(model, model_path)
         input_paths = {}
         for k, t in inputs.items():
-            input_paths[k] = os.path.join(args.out_dir, f"{name}_{k}.npy")
+            input_paths[k] = os.path.join(work_dir, f"{name}_{k}.npy")
             np.save(input_paths[k], t.cpu().numpy())
         kiln_result = run_kiln(args.kiln, model_path, input_paths,
                                os.path.join(args.out_dir, f"{name}_kiln.json"), args.iters,

@@ -28,12 +28,12 @@ step configure cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release
 step build cmake --build build-gpu -j"$(nproc)"
 step ctest-gpu ctest --test-dir build-gpu -L gpu --output-on-failure
 step ctest-cpu ctest --test-dir build-gpu -L "unit|onnx" -j"$(nproc)" --output-on-failure
-if ls bench/*.py >/dev/null 2>&1 || ls bench/*.sh >/dev/null 2>&1; then
-  for bench in bench/*.py bench/*.sh; do
-    [ -f "$bench" ] && step "bench-$(basename "$bench")" "$bench" build-gpu/bin/kiln "$out"
-  done
-else
-  echo "bench: no benchmarks yet (bench/ is empty until the GPU path exists)"
+# The fusion microbenchmarks always; the model benchmarks (minutes: exports, torch.compile) when
+# KILN_BENCH_MODELS names them, e.g. KILN_BENCH_MODELS=resnet50,bert KILN_BENCH_BATCHES=1,32.
+step bench-microbench bench/microbench.py build-gpu/bin/kiln "$out"
+if [ -n "${KILN_BENCH_MODELS:-}" ]; then
+  step bench-models bench/models.py build-gpu/bin/kiln "$out" --models "$KILN_BENCH_MODELS" \
+    --batches "${KILN_BENCH_BATCHES:-1,32}" ${KILN_BENCH_FLAGS:-}
 fi
 grep -h "tests passed\|No tests were found" "$out"/ctest-*.log
 exit $status
