@@ -13,6 +13,7 @@ void add_run_command(CLI::App& parent, int& exit_code);
 void add_test_onnx_command(CLI::App& parent, int& exit_code);
 void add_opt_command(CLI::App& parent, int& exit_code);
 void add_list_ops_command(CLI::App& parent, int& exit_code);
+void add_compile_command(CLI::App& parent, int& exit_code);
 void add_inspect_command(CLI::App& parent, int& exit_code);
 
 }  // namespace kiln::tools

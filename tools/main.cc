@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   kiln::tools::add_test_onnx_command(app, exit_code);
   kiln::tools::add_opt_command(app, exit_code);
   kiln::tools::add_list_ops_command(app, exit_code);
+  kiln::tools::add_compile_command(app, exit_code);
   kiln::tools::add_inspect_command(app, exit_code);
   try {
     app.parse(argc, argv);

@@ -1,4 +1,5 @@
-// Type conversion and pass-through: cast (to any kiln dtype) and identity.
+// Type conversion and pass-through: cast (to any kiln dtype) and identity, with their CUDA
+// expressions (ir/cuda_expr.h).
 #include <cmath>
 #include <limits>
 
@@ -59,6 +60,25 @@ void cast_kernel(const Node& node, std::span<const Tensor* const> inputs,
   }
 }
 
+// The CUDA cast: the same conversions as cast_kernel. A cast to f16 or bf16 rounds the value
+// to that format (in a kernel it stays a float); an integer converts to f16/bf16 through float.
+std::string cast_cuda(const CudaExprArgs& args) {
+  const DType from = operand_type(args.node, 0).dtype;
+  const DType to = args.node.result(0)->type().dtype;
+  const std::string& x = args.operands[0];
+  const std::string to_type(cuda_compute_type(to));
+  if (to == DType::kBool) return x + " != 0";
+  if (to == DType::kF16 || to == DType::kBF16) {
+    const std::string round = to == DType::kF16 ? "kiln_round_to_f16(" : "kiln_round_to_bf16(";
+    return round + (from == DType::kF64 ? x : "(float)" + x) + ")";
+  }
+  if (is_float(to) || !is_float(from)) return "(" + to_type + ")" + x;
+  // Float to integer: truncate toward zero, saturate, NaN to 0.
+  const auto [lo, hi] = integer_range(to);
+  return "kiln_float_to_int<" + to_type + ">(" + x + ", " + cuda_integer_literal(lo, to) + ", " +
+         cuda_integer_literal(hi, to) + ")";
+}
+
 std::vector<TensorType> infer_identity(const Node& node) { return {operand_type(node, 0)}; }
 
 void identity_kernel(const Node& node, std::span<const Tensor* const> inputs,
@@ -69,16 +89,18 @@ void identity_kernel(const Node& node, std::span<const Tensor* const> inputs,
 }  // namespace
 
 void register_elementwise_cast_ops(OpRegistry& registry) {
-  registry.add(OpInfo{"cast",
-                      OpCategory::kElementwise,
-                      {{"to", AttrKind::kDType, std::nullopt}},
-                      1,
-                      1,
-                      1,
-                      &infer_cast,
-                      &cast_kernel});
-  registry.add(
-      OpInfo{"identity", OpCategory::kElementwise, {}, 1, 1, 1, &infer_identity, &identity_kernel});
+  registry.add({.name = "cast",
+                .category = OpCategory::kElementwise,
+                .attrs = {{"to", AttrKind::kDType, std::nullopt}},
+                .infer = &infer_cast,
+                .reference = &cast_kernel,
+                .cuda_expr = &cast_cuda});
+  registry.add({.name = "identity",
+                .category = OpCategory::kElementwise,
+                .attrs = {},
+                .infer = &infer_identity,
+                .reference = &identity_kernel,
+                .cuda_expr = cuda_pattern<"{0}">});
 }
 
 }  // namespace kiln

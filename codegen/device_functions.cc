@@ -1,0 +1,318 @@
+// The kiln_* device function library. Each entry is one small function (or overload set);
+// entries come in dependency order. 16-bit floats convert with PTX cvt (round to nearest even),
+// so kernels need neither cuda_fp16.h nor cuda_bf16.h.
+#include "codegen/device_functions.h"
+
+#include <cctype>
+#include <set>
+#include <vector>
+
+#include "ir/error.h"
+
+namespace kiln::codegen {
+namespace {
+
+struct DeviceFunction {
+  const char* name;
+  const char* code;
+};
+
+// Kept in dependency order: an entry only calls entries above it.
+const std::vector<DeviceFunction>& library() {
+  static const std::vector<DeviceFunction> functions = {
+      {"kiln_f16_to_f32", R"(__device__ __forceinline__ float kiln_f16_to_f32(unsigned short bits) {
+  float value;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(value) : "h"(bits));
+  return value;
+})"},
+      {"kiln_f32_to_f16",
+       R"(__device__ __forceinline__ unsigned short kiln_f32_to_f16(float value) {
+  unsigned short bits;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(bits) : "f"(value));
+  return bits;
+})"},
+      {"kiln_bf16_to_f32",
+       R"(__device__ __forceinline__ float kiln_bf16_to_f32(unsigned short bits) {
+  return __uint_as_float(static_cast<unsigned>(bits) << 16);
+})"},
+      // Round to nearest even by adding 0x7fff plus the lowest kept bit; NaN stays a quiet NaN.
+      {"kiln_f32_to_bf16",
+       R"(__device__ __forceinline__ unsigned short kiln_f32_to_bf16(float value) {
+  const unsigned bits = __float_as_uint(value);
+  if (value != value) return static_cast<unsigned short>((bits >> 16) | 0x40);
+  return static_cast<unsigned short>((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
+})"},
+      {"kiln_round_to_f16", R"(__device__ __forceinline__ float kiln_round_to_f16(float value) {
+  return kiln_f16_to_f32(kiln_f32_to_f16(value));
+}
+__device__ __forceinline__ float kiln_round_to_f16(double value) {
+  unsigned short bits;
+  asm("cvt.rn.f16.f64 %0, %1;" : "=h"(bits) : "d"(value));
+  return kiln_f16_to_f32(bits);
+})"},
+      {"kiln_round_to_bf16", R"(__device__ __forceinline__ float kiln_round_to_bf16(float value) {
+  return kiln_bf16_to_f32(kiln_f32_to_bf16(value));
+})"},
+      // max/min that propagate NaN (numpy.maximum / minimum).
+      {"kiln_max", R"(template <class T>
+__device__ __forceinline__ T kiln_max(T a, T b) {
+  return (a != a || a > b) ? a : b;
+})"},
+      {"kiln_min", R"(template <class T>
+__device__ __forceinline__ T kiln_min(T a, T b) {
+  return (a != a || a < b) ? a : b;
+})"},
+      // numpy.clip: NaN stays NaN, and lo > hi gives hi.
+      {"kiln_clamp", R"(template <class T>
+__device__ __forceinline__ T kiln_clamp(T x, T lo, T hi) {
+  x = x < lo ? lo : x;
+  return hi < x ? hi : x;
+})"},
+      {"kiln_sigmoid", R"(template <class T>
+__device__ __forceinline__ T kiln_sigmoid(T x) {
+  return x >= 0 ? T(1) / (T(1) + exp(-x)) : exp(x) / (T(1) + exp(x));
+})"},
+      {"kiln_softplus", R"(template <class T>
+__device__ __forceinline__ T kiln_softplus(T x) {
+  return x > 0 ? x + log1p(exp(-x)) : log1p(exp(x));
+})"},
+      {"kiln_gelu_erf", R"(template <class T>
+__device__ __forceinline__ T kiln_gelu_erf(T x) {
+  return T(0.5) * x * (T(1) + erf(x * T(0.70710678118654752440)));
+})"},
+      {"kiln_gelu_tanh", R"(template <class T>
+__device__ __forceinline__ T kiln_gelu_tanh(T x) {
+  return T(0.5) * x * (T(1) + tanh(T(0.79788456080286535588) * (x + T(0.044715) * x * x * x)));
+})"},
+      // Integers compute x +- bias in double and truncate; floats in their own type.
+      {"kiln_shrink", R"(template <class T>
+__device__ __forceinline__ T kiln_shrink(T x, double lambd, double bias) {
+  return x < -lambd ? T(x + bias) : x > lambd ? T(x - bias) : T(0);
+}
+__device__ __forceinline__ float kiln_shrink(float x, double lambd, double bias) {
+  const float l = float(lambd), b = float(bias);
+  return x < -l ? x + b : x > l ? x - b : 0.0f;
+})"},
+      {"kiln_is_inf", R"(template <class T>
+__device__ __forceinline__ bool kiln_is_inf(T x, long long negative, long long positive) {
+  return isinf(x) && (x < 0 ? negative != 0 : positive != 0);
+})"},
+      // Integer negation and absolute value wrap like two's complement.
+      {"kiln_neg", R"(template <class T>
+__device__ __forceinline__ T kiln_neg(T x) {
+  return T(0ULL - static_cast<unsigned long long>(x));
+}
+__device__ __forceinline__ float kiln_neg(float x) { return -x; }
+__device__ __forceinline__ double kiln_neg(double x) { return -x; })"},
+      {"kiln_abs", R"(template <class T>
+__device__ __forceinline__ T kiln_abs(T x) {
+  return x < 0 ? kiln_neg(x) : x;
+}
+__device__ __forceinline__ float kiln_abs(float x) { return fabsf(x); }
+__device__ __forceinline__ double kiln_abs(double x) { return fabs(x); })"},
+      // Integer division truncates toward zero; by zero gives 0, by -1 wraps.
+      {"kiln_div", R"(template <class T>
+__device__ __forceinline__ T kiln_div(T a, T b) {
+  return b == 0 ? T(0) : b == -1 ? kiln_neg(a) : T(a / b);
+}
+__device__ __forceinline__ float kiln_div(float a, float b) { return a / b; }
+__device__ __forceinline__ double kiln_div(double a, double b) { return a / b; })"},
+      // fmod=1: the sign of the dividend (C fmod); fmod=0: the sign of the divisor (Python %).
+      {"kiln_float_mod", R"(template <class T>
+__device__ __forceinline__ T kiln_float_mod(T a, T b, long long truncated) {
+  T r = fmod(a, b);
+  if (truncated || b == 0) return r;
+  if (r == 0) return copysign(T(0), b);
+  return (r < 0) != (b < 0) ? r + b : r;
+})"},
+      {"kiln_mod", R"(template <class T>
+__device__ __forceinline__ T kiln_mod(T a, T b, long long truncated) {
+  T r = (b == 0 || b == -1) ? T(0) : T(a % b);
+  if (!truncated && r != 0 && ((r < 0) != (b < 0))) r = T(r + b);
+  return r;
+}
+__device__ __forceinline__ float kiln_mod(float a, float b, long long truncated) {
+  return kiln_float_mod(a, b, truncated);
+}
+__device__ __forceinline__ double kiln_mod(double a, double b, long long truncated) {
+  return kiln_float_mod(a, b, truncated);
+})"},
+      // An integer raised to an integer power, wrapping; a negative exponent truncates 1/b^-e.
+      {"kiln_integer_power",
+       R"(__device__ __forceinline__ long long kiln_integer_power(long long base, long long exponent) {
+  if (exponent < 0) return base == 1 ? 1 : base == -1 ? (exponent % 2 == 0 ? 1 : -1) : 0;
+  unsigned long long result = 1, b = static_cast<unsigned long long>(base);
+  for (; exponent > 0; exponent >>= 1) {
+    if (exponent & 1) result *= b;
+    b *= b;
+  }
+  return static_cast<long long>(result);
+})"},
+      // Truncates a float toward zero into [lo, hi]; NaN gives 0.
+      {"kiln_float_to_int", R"(template <class I, class F>
+__device__ __forceinline__ I kiln_float_to_int(F x, I lo, I hi) {
+  if (x != x) return I(0);
+  const F t = trunc(x);
+  if (t <= F(lo)) return lo;
+  if (t >= F(hi)) return hi;
+  return I(t);
+})"},
+      {"kiln_pow_integer_base",
+       R"(__device__ __forceinline__ long long kiln_pow_integer_base(double base, double exponent) {
+  return kiln_float_to_int<long long>(pow(base, exponent), (-9223372036854775807LL - 1), 9223372036854775807LL);
+})"},
+      // Shifts computed in 64 bits; amounts outside [0, 64) shift everything out.
+      {"kiln_shift_left",
+       R"(__device__ __forceinline__ long long kiln_shift_left(long long x, long long amount) {
+  if (amount < 0 || amount >= 64) return 0;
+  return static_cast<long long>(static_cast<unsigned long long>(x) << amount);
+})"},
+      {"kiln_shift_right",
+       R"(__device__ __forceinline__ long long kiln_shift_right(long long x, long long amount) {
+  if (amount < 0 || amount >= 64) return x < 0 ? -1 : 0;
+  return x >> amount;
+})"},
+      // An index into an axis of `dim` elements: negative counts from the end; out of range
+      // clamps (the reference interpreter rejects it; a kernel cannot).
+      {"kiln_resolve_index",
+       R"(__device__ __forceinline__ long long kiln_resolve_index(long long index, long long dim) {
+  if (index < 0) index += dim;
+  return index < 0 ? 0 : index >= dim ? dim - 1 : index;
+})"},
+      // Reflect padding (numpy "reflect"), repeating the reflection past the axis.
+      {"kiln_reflect",
+       R"(__device__ __forceinline__ long long kiln_reflect(long long j, long long dim) {
+  if (dim == 1) return 0;
+  const long long period = 2 * (dim - 1);
+  const long long k = ((j % period) + period) % period;
+  return k < dim ? k : period - k;
+})"},
+      // Combining functions of the reductions, for kiln_warp_reduce / kiln_block_reduce.
+      {"kiln_sum_op", R"(struct kiln_sum_op {
+  template <class T>
+  __device__ __forceinline__ T operator()(T a, T b) const { return a + b; }
+};)"},
+      {"kiln_prod_op", R"(struct kiln_prod_op {
+  template <class T>
+  __device__ __forceinline__ T operator()(T a, T b) const { return a * b; }
+};)"},
+      {"kiln_max_op", R"(struct kiln_max_op {
+  template <class T>
+  __device__ __forceinline__ T operator()(T a, T b) const { return kiln_max(a, b); }
+};)"},
+      {"kiln_min_op", R"(struct kiln_min_op {
+  template <class T>
+  __device__ __forceinline__ T operator()(T a, T b) const { return kiln_min(a, b); }
+};)"},
+      // Every lane of the warp gets the combination of all 32 lanes' values.
+      {"kiln_warp_reduce", R"(template <class T, class Op>
+__device__ __forceinline__ T kiln_warp_reduce(T value, Op op) {
+  for (int offset = 16; offset > 0; offset /= 2) {
+    value = op(value, __shfl_xor_sync(0xffffffffu, value, offset));
+  }
+  return value;
+})"},
+      // Every thread of the block gets the combination of all threads' values. `partials` is
+      // shared memory for one value per warp; the block's size is a multiple of 32.
+      {"kiln_block_reduce", R"(template <class T, class Op>
+__device__ __forceinline__ T kiln_block_reduce(T value, Op op, T* partials) {
+  value = kiln_warp_reduce(value, op);
+  const int warps = blockDim.x / 32;
+  if (threadIdx.x % 32 == 0) partials[threadIdx.x / 32] = value;
+  __syncthreads();
+  value = partials[0];
+  for (int w = 1; w < warps; ++w) value = op(value, partials[w]);
+  __syncthreads();
+  return value;
+})"},
+      // arg_max / arg_min: whether (value, index) beats (best, best_index). A NaN beats every
+      // number; equal values (or two NaNs) go to the lower index, or the higher with `last`.
+      {"kiln_arg_better", R"(template <class T>
+__device__ __forceinline__ bool kiln_arg_better(T value, long long index, T best, long long best_index, bool is_max, bool last) {
+  const bool value_nan = value != value, best_nan = best != best;
+  if (value_nan || best_nan) {
+    if (value_nan != best_nan) return value_nan;
+  } else if (value != best) {
+    return is_max ? value > best : value < best;
+  }
+  return last ? index > best_index : index < best_index;
+})"},
+      {"kiln_warp_arg_reduce", R"(template <class T>
+__device__ __forceinline__ void kiln_warp_arg_reduce(T& best, long long& best_index, bool is_max, bool last) {
+  for (int offset = 16; offset > 0; offset /= 2) {
+    const T other = __shfl_xor_sync(0xffffffffu, best, offset);
+    const long long other_index = __shfl_xor_sync(0xffffffffu, best_index, offset);
+    if (kiln_arg_better(other, other_index, best, best_index, is_max, last)) {
+      best = other;
+      best_index = other_index;
+    }
+  }
+})"},
+      {"kiln_block_arg_reduce", R"(template <class T>
+__device__ __forceinline__ void kiln_block_arg_reduce(T& best, long long& best_index, bool is_max, bool last, T* partials, long long* partial_indices) {
+  kiln_warp_arg_reduce(best, best_index, is_max, last);
+  const int warps = blockDim.x / 32;
+  if (threadIdx.x % 32 == 0) {
+    partials[threadIdx.x / 32] = best;
+    partial_indices[threadIdx.x / 32] = best_index;
+  }
+  __syncthreads();
+  best = partials[0];
+  best_index = partial_indices[0];
+  for (int w = 1; w < warps; ++w) {
+    if (kiln_arg_better(partials[w], partial_indices[w], best, best_index, is_max, last)) {
+      best = partials[w];
+      best_index = partial_indices[w];
+    }
+  }
+  __syncthreads();
+})"},
+  };
+  return functions;
+}
+
+// The kiln_* identifiers in `code`.
+std::set<std::string> called_names(std::string_view code) {
+  std::set<std::string> names;
+  for (size_t at = code.find("kiln_"); at != std::string_view::npos;
+       at = code.find("kiln_", at + 1)) {
+    if (at > 0 && (std::isalnum(static_cast<unsigned char>(code[at - 1])) || code[at - 1] == '_')) {
+      continue;
+    }
+    size_t end = at;
+    while (end < code.size() &&
+           (std::isalnum(static_cast<unsigned char>(code[end])) || code[end] == '_')) {
+      ++end;
+    }
+    names.insert(std::string(code.substr(at, end - at)));
+  }
+  return names;
+}
+
+}  // namespace
+
+std::string device_functions_for(std::string_view code) {
+  std::set<std::string> needed = called_names(code);
+  // Close over what the needed functions call themselves.
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (const DeviceFunction& function : library()) {
+      if (!needed.count(function.name)) continue;
+      for (const std::string& name : called_names(function.code))
+        grew |= needed.insert(name).second;
+    }
+  }
+  std::string text;
+  for (const DeviceFunction& function : library()) {
+    if (!needed.count(function.name)) continue;
+    text += function.code;
+    text += "\n\n";
+    needed.erase(function.name);
+  }
+  if (!needed.empty()) {
+    throw InternalError("kernel calls " + *needed.begin() + ", which no device function defines");
+  }
+  return text;
+}
+
+}  // namespace kiln::codegen

@@ -1,0 +1,16 @@
+// Index maps of the injective ops: where each output element of a reshape, transpose, slice,
+// concat, pad, expand, tile, gather, gather_elements, depth_to_space, space_to_depth or trilu
+// comes from, as index arithmetic on constant shapes.
+#pragma once
+
+#include <string>
+
+#include "codegen/element_emitter.h"
+
+namespace kiln::codegen {
+
+// The element at flat `index` of the result of injective `node`; throws UnsupportedError
+// naming the op for an injective op without an index map here.
+std::string injective_element(ElementEmitter& emitter, const Node& node, const std::string& index);
+
+}  // namespace kiln::codegen

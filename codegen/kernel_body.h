@@ -1,0 +1,35 @@
+// What one kernel computes, whether it comes from a fusion node or a single op: the values it
+// reads from its input parameters, the values it writes, and the ops in between.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace kiln::codegen {
+
+struct KernelBody {
+  std::string kind;                     // "loop", "multi", "reduction", or a single node's op
+  std::vector<const Value*> inputs;     // read from input parameters, in parameter order
+  std::vector<const Value*> outputs;    // written to output parameters, in parameter order
+  std::vector<const Node*> nodes;       // the ops, in topological order
+  std::vector<std::string> provenance;  // the ONNX nodes it covers
+};
+
+// A fusion node's body (inputs: the body's inputs), or a single node (inputs: its operands
+// that are not constants; constants are read from weight buffers or inlined).
+KernelBody kernel_body_of(const Node& node);
+
+// A kernel copying `value` (one input) to one output: for a graph output that needs a buffer
+// of its own (runtime/program.h).
+KernelBody copy_kernel_body(const Value* value);
+
+// The body's ops, by name, each once, in order (for kernel names).
+std::vector<std::string> distinct_ops(const KernelBody& body);
+
+// The C type of the kernel's indices: "int" when every tensor it touches, plus `slack` (how far
+// a grid-stride loop may step past the end), stays below 2^31 elements; else "long long".
+std::string index_type_for(const KernelBody& body, int64_t slack);
+
+}  // namespace kiln::codegen

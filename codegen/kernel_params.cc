@@ -1,0 +1,55 @@
+// KernelParams: the buffers a kernel takes.
+#include "codegen/kernel_params.h"
+
+#include "ir/cuda_expr.h"
+#include "ir/error.h"
+
+namespace kiln::codegen {
+
+const std::string& KernelParams::add_input(const Value* value) {
+  auto [it, added] = input_index_.emplace(value, inputs_.size());
+  if (added) {
+    inputs_.push_back({KernelParam::Role::kInput, value, "in" + std::to_string(inputs_.size())});
+  }
+  return inputs_[it->second].name;
+}
+
+const std::string& KernelParams::read(const Value* value) {
+  if (auto it = input_index_.find(value); it != input_index_.end()) return inputs_[it->second].name;
+  if (!value->is_constant()) {
+    throw InternalError("kernel reads " + value->name() +
+                        ", which is neither an input nor a constant");
+  }
+  auto [it, added] = constant_index_.emplace(value, constants_.size());
+  if (added) {
+    constants_.push_back(
+        {KernelParam::Role::kConstant, value, "const" + std::to_string(constants_.size())});
+  }
+  return constants_[it->second].name;
+}
+
+const std::string& KernelParams::add_output(const Value* value) {
+  outputs_.push_back({KernelParam::Role::kOutput, value, "out" + std::to_string(outputs_.size())});
+  return outputs_.back().name;
+}
+
+std::vector<KernelParam> KernelParams::all() const {
+  std::vector<KernelParam> params = inputs_;
+  params.insert(params.end(), constants_.begin(), constants_.end());
+  params.insert(params.end(), outputs_.begin(), outputs_.end());
+  return params;
+}
+
+std::string KernelParams::signature() const {
+  std::string text;
+  for (const KernelParam& param : all()) {
+    if (!text.empty()) text += ", ";
+    const bool writes = param.role == KernelParam::Role::kOutput;
+    text += std::string(writes ? "" : "const ") +
+            std::string(cuda_storage_type(param.value->type().dtype)) + "* __restrict__ " +
+            param.name;
+  }
+  return text;
+}
+
+}  // namespace kiln::codegen

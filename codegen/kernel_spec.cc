@@ -1,0 +1,63 @@
+// Kernel code, names and sources (see the header).
+#include "codegen/kernel_spec.h"
+
+#include <fmt/format.h>
+
+#include "codegen/device_functions.h"
+
+namespace kiln::codegen {
+namespace {
+
+// FNV-1a, 32 bits: a short, stable tag for kernel names (not for the disk cache).
+uint32_t fnv1a(const std::string& text) {
+  uint32_t hash = 2166136261u;
+  for (unsigned char c : text) hash = (hash ^ c) * 16777619u;
+  return hash;
+}
+
+std::string joined(const std::vector<std::string>& items, const std::string& separator) {
+  std::string text;
+  for (const std::string& item : items) text += (text.empty() ? "" : separator) + item;
+  return text;
+}
+
+}  // namespace
+
+std::string kernel_code(const KernelSpec& spec, const std::string& name) {
+  std::string function =
+      fmt::format("extern \"C\" __global__ void __launch_bounds__({}) {}({}) {{\n{}}}\n",
+                  spec.max_threads, name, spec.params.signature(), spec.body);
+  std::string code = device_functions_for(spec.definitions + function);
+  if (!spec.definitions.empty()) code += spec.definitions + "\n";
+  return code + function;
+}
+
+std::string kernel_name(const KernelSpec& spec) {
+  std::vector<std::string> ops(spec.ops.begin(),
+                               spec.ops.begin() + std::min<size_t>(spec.ops.size(), 3));
+  std::string name = spec.kind;
+  for (const std::string& op : ops) {
+    if (op != spec.kind) name += "_" + op;
+  }
+  for (char& c : name) {
+    if (c == '.') c = '_';
+  }
+  return fmt::format("{}_{:08x}", name, fnv1a(kernel_code(spec, "")));
+}
+
+std::string kernel_source(const KernelSpec& spec, const std::string& name,
+                          const std::vector<std::vector<std::string>>& provenance_of_steps) {
+  std::string text =
+      fmt::format("// kiln kernel {}: {} ({})\n", name, spec.kind, joined(spec.ops, ", "));
+  for (const std::vector<std::string>& provenance : provenance_of_steps) {
+    if (provenance.empty()) continue;
+    std::string line = joined(provenance, ", ");
+    for (char& c : line) {
+      if (c == '\n' || c == '\r') c = ' ';
+    }
+    text += "// ONNX nodes: " + line + "\n";
+  }
+  return text + "\n" + kernel_code(spec, name);
+}
+
+}  // namespace kiln::codegen

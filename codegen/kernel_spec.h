@@ -1,0 +1,39 @@
+// An emitted kernel before it has a name: its code, parameters and launch geometry, as the
+// emitters (loop_emitter.h, reduction_emitter.h) produce it. Lowering names it after its code,
+// so equal code gets one name and one compiled kernel however many steps launch it.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "codegen/kernel_params.h"
+
+namespace kiln::codegen {
+
+struct KernelSpec {
+  std::string kind;              // "loop", "reduction", "copy", or a single node's op
+  std::vector<std::string> ops;  // the ops it computes, each once
+  std::string definitions;       // types the function uses, written before it
+  std::string body;              // the function's statements, indented one level
+  KernelParams params;
+  uint32_t max_threads = 256;  // __launch_bounds__: the block size it is launched with
+  std::array<uint32_t, 3> grid{1, 1, 1};
+  std::array<uint32_t, 3> block{1, 1, 1};
+  uint32_t shared_bytes = 0;  // dynamic shared memory (static __shared__ is in the code)
+};
+
+// The kernel's code under `name`: the device functions it calls, its definitions and the
+// extern "C" __global__ function. Two specs with equal code(spec, "") compute the same.
+std::string kernel_code(const KernelSpec& spec, const std::string& name);
+
+// "<kind>_<up to three ops>_<hash of the code>", e.g. "loop_add_relu_1f3a9c2e".
+std::string kernel_name(const KernelSpec& spec);
+
+// The source NVRTC compiles: a comment naming the kernel, what it computes and the ONNX nodes
+// of each step that launches it, then kernel_code(spec, name).
+std::string kernel_source(const KernelSpec& spec, const std::string& name,
+                          const std::vector<std::vector<std::string>>& provenance_of_steps);
+
+}  // namespace kiln::codegen

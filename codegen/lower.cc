@@ -1,0 +1,233 @@
+// Lowering a fused graph to a Program (see the header). In order:
+//   1. input buffers, then output buffers (claiming the kernel results they hold, or noting a
+//      copy for those that need one);
+//   2. for each kernel node: emit its kernel (collecting refusals), map its parameters to
+//      buffers (creating weights and intermediates on first use), add a step;
+//   3. the copies of step 1;
+//   4. name each distinct kernel after its code and write its source.
+#include "codegen/lower.h"
+
+#include <algorithm>
+#include <map>
+
+#include "codegen/kernel_body.h"
+#include "codegen/kernel_spec.h"
+#include "codegen/loop_emitter.h"
+#include "codegen/reduction_emitter.h"
+#include "ir/error.h"
+#include "ir/fusion.h"
+#include "ir/op_registry.h"
+
+namespace kiln::codegen {
+namespace {
+
+// The value a chain of views (reshapes) shows.
+const Value* viewed_value(const Value* value) {
+  while (value->producer() && is_view_op(*value->producer())) {
+    value = value->producer()->operand(0);
+  }
+  return value;
+}
+
+// Why no kernel is generated for `node` before trying an emitter, or "" when one may be.
+std::string refusal(const Node& node) {
+  if (const std::optional<FusionKind> kind = fusion_kind(node)) {
+    const bool emitted = *kind == FusionKind::kLoop || *kind == FusionKind::kMulti ||
+                         *kind == FusionKind::kReduction;
+    return emitted ? "" : node.describe();
+  }
+  return node.info().category <= OpCategory::kReduction ? "" : node.describe();
+}
+
+// A reduction kernel for fusion.reduction and single reduction ops, else a loop kernel.
+KernelSpec emit_kernel(const KernelBody& body) {
+  const bool single_op = body.nodes.size() == 1 && body.kind == body.nodes[0]->op();
+  const bool reduction = single_op ? body.nodes[0]->info().category == OpCategory::kReduction
+                                   : body.kind == fusion_kind_name(FusionKind::kReduction);
+  return reduction ? emit_reduction_kernel(body) : emit_loop_kernel(body);
+}
+
+struct KernelUse {
+  KernelSpec spec;                                   // of the first step that launches it
+  std::vector<std::vector<std::string>> provenance;  // of each step
+};
+
+class Lowering {
+ public:
+  Lowering(const Graph& graph, const CodegenOptions& options) : graph_(graph), options_(options) {}
+
+  Program run(LoweringReport* report) {
+    program_.name = graph_.name();
+    program_.archs = options_.archs;
+    add_signature_buffers();
+    for (const Node* node : graph_.nodes()) {
+      if (!is_view_op(*node)) lower_node(*node);
+    }
+    for (const auto& [source, destination] : copies_) {
+      add_step(copy_kernel_body(source), {{source, buffer_for(source)}}, {destination});
+    }
+    if (!unsupported_.empty()) {
+      if (!options_.skip_unsupported) {
+        std::string list;
+        for (const std::string& entry : unsupported_) list += (list.empty() ? "" : "; ") + entry;
+        throw UnsupportedError("the GPU backend does not generate these kernels yet: " + list);
+      }
+      if (report) report->skipped = unsupported_;
+    }
+    name_kernels();
+    return std::move(program_);
+  }
+
+ private:
+  // A buffer named after its value; an unnamed value (IR text's %0) gets "input_0",
+  // "output_0" or "buffer_<index>".
+  int add_buffer(ProgramBuffer::Kind kind, const std::string& name, const TensorType& type,
+                 int64_t offset) {
+    std::string buffer_name = name;
+    if (buffer_name.empty()) {
+      buffer_name = kind == ProgramBuffer::Kind::kInput ? "input_" + std::to_string(offset)
+                    : kind == ProgramBuffer::Kind::kOutput
+                        ? "output_" + std::to_string(offset)
+                        : "buffer_" + std::to_string(program_.buffers.size());
+    }
+    program_.buffers.push_back({kind, buffer_name, type, offset});
+    return static_cast<int>(program_.buffers.size()) - 1;
+  }
+
+  void add_signature_buffers() {
+    for (size_t k = 0; k < graph_.inputs().size(); ++k) {
+      const Value* input = graph_.inputs()[k];
+      const int buffer = add_buffer(ProgramBuffer::Kind::kInput, input->name(), input->type(),
+                                    static_cast<int64_t>(k));
+      buffer_of_[input] = buffer;
+      program_.inputs.push_back(buffer);
+    }
+    for (size_t k = 0; k < graph_.outputs().size(); ++k) {
+      const Value* output = graph_.outputs()[k];
+      const Value* held = viewed_value(output);
+      const int buffer = add_buffer(ProgramBuffer::Kind::kOutput, output->name(), output->type(),
+                                    static_cast<int64_t>(k));
+      program_.outputs.push_back(buffer);
+      const bool kernel_result = held->producer() != nullptr;
+      if (kernel_result && !buffer_of_.count(held)) {
+        buffer_of_[held] = buffer;
+      } else {
+        copies_.emplace_back(held, buffer);
+      }
+    }
+  }
+
+  // The buffer holding top-level `value` (through views), created on first use.
+  int buffer_for(const Value* value) {
+    const Value* held = viewed_value(value);
+    if (auto it = buffer_of_.find(held); it != buffer_of_.end()) return it->second;
+    const int buffer = held->is_constant() ? weight_buffer(held)
+                                           : add_buffer(ProgramBuffer::Kind::kIntermediate,
+                                                        held->name(), held->type(), -1);
+    buffer_of_[held] = buffer;
+    return buffer;
+  }
+
+  int weight_buffer(const Value* constant) {
+    if (auto it = buffer_of_.find(constant); it != buffer_of_.end()) return it->second;
+    if (!constant->has_data()) {
+      throw InputError("constant " + constant->name() +
+                       " has no data (elided in IR text); compiling needs every weight");
+    }
+    const Tensor& data = constant->data();
+    const int64_t offset = (static_cast<int64_t>(program_.weights.size()) + kWeightAlignment - 1) /
+                           kWeightAlignment * kWeightAlignment;
+    program_.weights.resize(static_cast<size_t>(offset), 0);
+    const auto* bytes = reinterpret_cast<const uint8_t*>(data.bytes());
+    program_.weights.insert(program_.weights.end(), bytes, bytes + data.num_bytes());
+    const int buffer =
+        add_buffer(ProgramBuffer::Kind::kWeight, constant->name(), constant->type(), offset);
+    buffer_of_[constant] = buffer;
+    return buffer;
+  }
+
+  void lower_node(const Node& node) {
+    if (std::string why = refusal(node); !why.empty()) {
+      unsupported_.push_back(why);
+      return;
+    }
+    const KernelBody body = kernel_body_of(node);
+    std::map<const Value*, int> inputs;
+    for (size_t k = 0; k < body.inputs.size(); ++k) {
+      // A fusion's body inputs take its operands in order; a single node reads its operands.
+      const Value* source = node.body() ? node.operand(k) : body.inputs[k];
+      inputs[body.inputs[k]] = buffer_for(source);
+    }
+    std::vector<int> outputs;
+    for (const Value* result : node.results()) outputs.push_back(buffer_for(result));
+    try {
+      add_step(body, inputs, outputs);
+    } catch (const UnsupportedError& error) {
+      const std::string prefix = node.body() ? node.describe() + ": " : "";
+      unsupported_.push_back(prefix + error.what());
+    }
+  }
+
+  // Emits the kernel of `body` and launches it with its inputs' and outputs' buffers.
+  void add_step(const KernelBody& body, const std::map<const Value*, int>& inputs,
+                const std::vector<int>& outputs) {
+    KernelSpec spec = emit_kernel(body);
+    ProgramStep step{
+        .grid = spec.grid, .block = spec.block, .shared_bytes = spec.shared_bytes, .args = {}};
+    size_t output = 0;
+    for (const KernelParam& param : spec.params.all()) {
+      switch (param.role) {
+        case KernelParam::Role::kInput:
+          step.args.push_back(inputs.at(param.value));
+          break;
+        case KernelParam::Role::kConstant:
+          step.args.push_back(weight_buffer(param.value));
+          break;
+        case KernelParam::Role::kOutput:
+          step.args.push_back(outputs.at(output++));
+          break;
+      }
+    }
+    const std::string code = kernel_code(spec, "");
+    auto [it, added] = kernel_of_code_.emplace(code, uses_.size());
+    if (added) uses_.push_back({std::move(spec), {}});
+    uses_[it->second].provenance.push_back(body.provenance);
+    step.kernel = static_cast<int>(it->second);
+    program_.steps.push_back(std::move(step));
+  }
+
+  void name_kernels() {
+    for (const KernelUse& use : uses_) {
+      ProgramKernel kernel;
+      kernel.name = kernel_name(use.spec);
+      kernel.source = kernel_source(use.spec, kernel.name, use.provenance);
+      for (const std::vector<std::string>& provenance : use.provenance) {
+        for (const std::string& onnx_node : provenance) {
+          if (std::find(kernel.provenance.begin(), kernel.provenance.end(), onnx_node) ==
+              kernel.provenance.end()) {
+            kernel.provenance.push_back(onnx_node);
+          }
+        }
+      }
+      program_.kernels.push_back(std::move(kernel));
+    }
+  }
+
+  const Graph& graph_;
+  const CodegenOptions& options_;
+  Program program_;
+  std::map<const Value*, int> buffer_of_;
+  std::vector<std::pair<const Value*, int>> copies_;  // (value, output buffer it is copied to)
+  std::map<std::string, size_t> kernel_of_code_;
+  std::vector<KernelUse> uses_;
+  std::vector<std::string> unsupported_;
+};
+
+}  // namespace
+
+Program lower_graph(const Graph& fused_graph, const CodegenOptions& options,
+                    LoweringReport* report) {
+  return Lowering(fused_graph, options).run(report);
+}
+
+}  // namespace kiln::codegen

@@ -1,0 +1,33 @@
+// Reduction kernels: fusion.reduction and single reduction ops (reduce_*, arg_max/arg_min,
+// softmax, log_softmax, hardmax, layer/instance/mean-variance normalization, global pools;
+// codegen/reduction_ops.h).
+//
+// The reduction's input X is viewed as rows × columns: the kept axes index rows, the reduced
+// axes (any set) columns; adjacent axes of one kind merge, and the index arithmetic maps
+// (row, column) back to X's flat index. Prologue ops (the fusion's producers of X) are
+// evaluated per X element through the element machinery (codegen/element_emitter.h); epilogue
+// ops per output element.
+//
+// Schedules:
+//   - columns contiguous in memory (the innermost axis reduced) and at least 32 of them: the
+//     threads of a warp (or of a block, for long rows) share a row, each taking every 32nd (or
+//     blockDim-th) column, and combine with __shfl_xor_sync (and shared memory across warps);
+//   - otherwise one thread per row, which keeps neighbouring threads on neighbouring elements.
+// When a row fits (at most 16 elements a thread), the first pass keeps the thread's elements of
+// X in registers and later passes (softmax's exponentials, layer norm's variance, the output)
+// read them from there; longer rows are read again from memory in each pass.
+//
+// Outputs: a value with one element per row (the reduced result and its epilogue) is written
+// once per row; a value with one element per X element (softmax, layer norm, and a prologue
+// value the fusion also writes) in a last pass over the row.
+#pragma once
+
+#include "codegen/kernel_body.h"
+#include "codegen/kernel_spec.h"
+
+namespace kiln::codegen {
+
+// Throws UnsupportedError naming the node for what it cannot generate.
+KernelSpec emit_reduction_kernel(const KernelBody& body);
+
+}  // namespace kiln::codegen

@@ -1,0 +1,48 @@
+#!/usr/bin/env python3
+"""Compiles every kernel the GPU backend generates for the dev models.
+
+    python3 tests/codegen/compile_models.py --compiler BUILD/kiln_compile_all_kernels \
+        --work-dir BUILD/models-work [--torch-python /usr/bin/python3] MODEL...
+
+Exports each model if needed (the model tests' export and cache: tests/models/run_model_test.py),
+then runs kiln_compile_all_kernels on them: it lowers with the unsupported kernels (GEMMs,
+convolutions, attention) left out, compiles the rest for sm_80 and sm_90 and prints per model
+the kernels compiled and the kernel nodes skipped. Exit status: that of the compiler, or 1 when
+an export fails.
+"""
+import argparse
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models"))
+from run_model_test import StepFailed, export_if_needed  # noqa: E402
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("models", nargs="+")
+    parser.add_argument("--compiler", required=True, help="kiln_compile_all_kernels")
+    parser.add_argument("--work-dir", required=True)
+    parser.add_argument("--torch-python", default="/usr/bin/python3")
+    args = parser.parse_args()
+    paths = []
+    try:
+        for model in args.models:
+            model_dir = os.path.join(args.work_dir, model)
+            os.makedirs(model_dir, exist_ok=True)
+            model_path = os.path.join(args.work_dir, f"{model}.onnx")
+            export_args = argparse.Namespace(torch_python=args.torch_python,
+                                             work_dir=args.work_dir, model=model)
+            export_if_needed(export_args, model_path, model_dir)
+            paths.append(model_path)
+    except StepFailed as error:
+        print(f"FAIL: {error}")
+        return 1
+    command = [args.compiler, "--arch", "sm_80,sm_90", *paths]
+    print(f"$ {' '.join(command)}", flush=True)
+    return subprocess.run(command).returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,202 @@
+// Tests of lowering (codegen/lower.h): the Program's buffers (inputs, outputs, weights,
+// intermediates, views), the weights' layout, kernel deduplication, output copies, and the
+// refusal of kernels the GPU backend does not generate yet.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "codegen/lower.h"
+#include "ir/error.h"
+#include "ir/parser.h"
+
+namespace kiln::codegen {
+namespace {
+
+using Kind = ProgramBuffer::Kind;
+
+Program lower_text(const std::string& text, const CodegenOptions& options = {},
+                   LoweringReport* report = nullptr) {
+  return lower_graph(*parse_graph(text), options, report);
+}
+
+TEST(CodegenLower, SignatureWeightsAndViews) {
+  const Program program = lower_text(R"(
+graph @g(%x: f32[2,3]) -> (f32[6]) {
+  %w = const f32[3] [1.0, 2.0, 3.0]
+  %one = const f32[] 1.0
+  %0 = add(%x, %w) : f32[2,3] loc("Add")
+  %1 = sub(%0, %one) : f32[2,3] loc("Sub")
+  %y = reshape(%1) {shape=[6]} : f32[6] loc("Reshape")
+  return %y
+})");
+  // x; the output, which sub writes directly (viewed as [6]); add's result; w. %one is
+  // inlined, and the reshape has neither a buffer nor a step.
+  ASSERT_EQ(program.buffers.size(), 4u);
+  EXPECT_EQ(program.buffers[0].kind, Kind::kInput);
+  EXPECT_EQ(program.buffers[0].offset, 0);
+  EXPECT_EQ(program.buffers[1].kind, Kind::kOutput);
+  EXPECT_EQ(program.buffers[1].name, "y");
+  EXPECT_EQ(program.buffers[1].type, (TensorType{DType::kF32, {6}}));
+  EXPECT_EQ(program.buffers[2].kind, Kind::kIntermediate);
+  EXPECT_EQ(program.buffers[3].kind, Kind::kWeight);
+  EXPECT_EQ(program.buffers[3].name, "w");
+  EXPECT_EQ(program.buffers[3].offset, 0);
+  EXPECT_EQ(program.inputs, std::vector<int>{0});
+  EXPECT_EQ(program.outputs, std::vector<int>{1});
+  ASSERT_EQ(program.steps.size(), 2u);
+  EXPECT_EQ(program.steps[0].args, (std::vector<int>{0, 3, 2}));  // in0 x, const0 w, out0
+  EXPECT_EQ(program.steps[1].args, (std::vector<int>{2, 1}));
+}
+
+TEST(CodegenLower, IntermediatesAwaitTheMemoryPlanner) {
+  const Program program = lower_text(R"(
+graph @g(%x: f32[4,8]) -> (f32[4]) {
+  %0 = exp(%x) : f32[4,8]
+  %1 = reduce_sum(%0) {axes=[1], keepdims=0} : f32[4]
+  return %1
+})");
+  ASSERT_EQ(program.buffers.size(), 3u);
+  EXPECT_EQ(program.buffers[2].kind, Kind::kIntermediate);
+  EXPECT_EQ(program.buffers[2].offset, -1);
+  ASSERT_EQ(program.steps.size(), 2u);
+  EXPECT_EQ(program.steps[0].args, (std::vector<int>{0, 2}));
+  EXPECT_EQ(program.steps[1].args, (std::vector<int>{2, 1}));
+}
+
+TEST(CodegenLower, WeightsAreAlignedAndHoldTheConstantsBytes) {
+  const Program program = lower_text(R"(
+graph @g(%x: f32[5], %y: f32[3]) -> (f32[5], f32[3]) {
+  %a = const f32[5] [1.0, 2.0, 3.0, 4.0, 5.0]
+  %b = const f32[3] [6.0, 7.0, 8.0]
+  %0 = mul(%x, %a) : f32[5]
+  %1 = mul(%y, %b) : f32[3]
+  return %0, %1
+})");
+  std::vector<const ProgramBuffer*> weights;
+  for (const ProgramBuffer& buffer : program.buffers) {
+    if (buffer.kind == Kind::kWeight) weights.push_back(&buffer);
+  }
+  ASSERT_EQ(weights.size(), 2u);
+  EXPECT_EQ(weights[0]->offset, 0);
+  EXPECT_EQ(weights[1]->offset, kWeightAlignment);
+  ASSERT_EQ(program.weights.size(), static_cast<size_t>(kWeightAlignment + 3 * sizeof(float)));
+  float second[3];
+  std::memcpy(second, program.weights.data() + kWeightAlignment, sizeof second);
+  EXPECT_EQ(second[0], 6.0f);
+  EXPECT_EQ(second[2], 8.0f);
+}
+
+TEST(CodegenLower, EqualKernelsAreOneKernelLaunchedTwice) {
+  const Program program = lower_text(R"(
+graph @g(%x: f32[16], %y: f32[16]) -> (f32[16], f32[16]) {
+  %0 = tanh(%x) : f32[16] loc("first_tanh")
+  %1 = tanh(%y) : f32[16] loc("second_tanh")
+  return %0, %1
+})");
+  ASSERT_EQ(program.kernels.size(), 1u);
+  ASSERT_EQ(program.steps.size(), 2u);
+  EXPECT_EQ(program.steps[0].kernel, 0);
+  EXPECT_EQ(program.steps[1].kernel, 0);
+  EXPECT_EQ(program.kernels[0].provenance, (std::vector<std::string>{"first_tanh", "second_tanh"}));
+  const std::string& source = program.kernels[0].source;
+  EXPECT_NE(source.find("// ONNX nodes: first_tanh\n// ONNX nodes: second_tanh\n"),
+            std::string::npos)
+      << source;
+  EXPECT_NE(source.find("extern \"C\" __global__"), std::string::npos);
+  EXPECT_NE(source.find(program.kernels[0].name + "("), std::string::npos);
+}
+
+TEST(CodegenLower, OutputsThatAreNotKernelResultsAreCopied) {
+  const Program program = lower_text(R"(
+graph @g(%x: f32[4]) -> (f32[4], f32[4], f32[2,2], f32[3]) {
+  %c = const f32[3] [1.0, 2.0, 3.0]
+  %0 = neg(%x) : f32[4]
+  %1 = reshape(%0) {shape=[2, 2]} : f32[2,2]
+  return %x, %0, %1, %c
+})");
+  // Output 1 is neg's result itself; outputs 0 (an input), 2 (neg's result again, viewed) and 3
+  // (a constant) are copies.
+  ASSERT_EQ(program.outputs.size(), 4u);
+  ASSERT_EQ(program.steps.size(), 4u);
+  EXPECT_EQ(program.steps[0].args, (std::vector<int>{0, program.outputs[1]}));
+  EXPECT_EQ(program.steps[1].args, (std::vector<int>{0, program.outputs[0]}));
+  EXPECT_EQ(program.steps[2].args, (std::vector<int>{program.outputs[1], program.outputs[2]}));
+  const int weight = program.steps[3].args[0];
+  EXPECT_EQ(program.buffers[weight].kind, Kind::kWeight);
+  EXPECT_EQ(program.steps[3].args[1], program.outputs[3]);
+  EXPECT_EQ(program.buffers[program.outputs[2]].type, (TensorType{DType::kF32, {2, 2}}));
+  for (int k = 0; k < 4; ++k) EXPECT_EQ(program.buffers[program.outputs[k]].offset, k);
+}
+
+TEST(CodegenLower, FusionParametersAreItsOperandsAndResults) {
+  const Program program = lower_text(R"(
+graph @g(%x: f32[8], %y: f32[8]) -> (f32[8], f32[8]) {
+  %a, %b = fusion.loop(%y, %x) {
+    ^(%p: f32[8], %q: f32[8]):
+    %s = add(%p, %q) : f32[8]
+    %r = relu(%s) : f32[8]
+    yield %r, %s
+  } : (f32[8], f32[8]) loc("Add", "Relu")
+  return %b, %a
+})");
+  ASSERT_EQ(program.steps.size(), 1u);
+  // Inputs in the body's order (y, x), outputs in the fusion's (a = output 1, b = output 0).
+  EXPECT_EQ(program.steps[0].args, (std::vector<int>{program.inputs[1], program.inputs[0],
+                                                     program.outputs[1], program.outputs[0]}));
+  EXPECT_EQ(program.kernels[0].provenance, (std::vector<std::string>{"Add", "Relu"}));
+}
+
+// top_k and cum_sum are opaque: the GPU backend has no kernel for them.
+constexpr const char* kOpaqueOps = R"(
+graph @g(%x: f32[2,4]) -> (f32[2,4], f32[2,4]) {
+  %v, %i = top_k(%x) {axis=-1, k=4} : (f32[2,4], i64[2,4]) loc("TopK_1")
+  %0 = relu(%v) : f32[2,4] loc("Relu_2")
+  %1 = cum_sum(%0) {axis=1} : f32[2,4] loc("CumSum_3")
+  return %0, %1
+})";
+
+TEST(CodegenLower, RefusesEveryKernelItCannotGenerateAtOnce) {
+  try {
+    lower_text(kOpaqueOps);
+    FAIL() << "expected UnsupportedError";
+  } catch (const UnsupportedError& error) {
+    EXPECT_STREQ(error.what(),
+                 "the GPU backend does not generate these kernels yet: top_k (onnx: TopK_1); "
+                 "cum_sum (onnx: CumSum_3)");
+  }
+}
+
+TEST(CodegenLower, SkipUnsupportedLowersTheRestAndReportsWhatItLeftOut) {
+  CodegenOptions options;
+  options.skip_unsupported = true;
+  LoweringReport report;
+  const Program program = lower_text(kOpaqueOps, options, &report);
+  EXPECT_EQ(report.skipped,
+            (std::vector<std::string>{"top_k (onnx: TopK_1)", "cum_sum (onnx: CumSum_3)"}));
+  ASSERT_EQ(program.steps.size(), 1u);  // relu
+  EXPECT_EQ(program.kernels[0].provenance, std::vector<std::string>{"Relu_2"});
+}
+
+TEST(CodegenLower, AnOpWithoutAnIndexMapInAFusionIsRefusedNamingIt) {
+  try {
+    lower_text(R"(
+graph @g(%x: f32[2,2], %i: i64[2,1]) -> (f32[2,2]) {
+  %0 = fusion.loop(%x, %i) {
+    ^(%d: f32[2,2], %j: i64[2,1]):
+    %e = exp(%d) : f32[2,2]
+    %g = gather_nd(%e, %j) : f32[2,2] loc("GatherND")
+    yield %g
+  } : f32[2,2] loc("Exp", "GatherND")
+  return %0
+})");
+    FAIL() << "expected UnsupportedError";
+  } catch (const UnsupportedError& error) {
+    EXPECT_STREQ(error.what(),
+                 "the GPU backend does not generate these kernels yet: fusion.loop (onnx: Exp, "
+                 "GatherND): gather_nd (onnx: GatherND): gather_nd has no index map in the loop "
+                 "emitter");
+  }
+}
+
+}  // namespace
+}  // namespace kiln::codegen

@@ -1,0 +1,91 @@
+// Tests of the NVRTC wrapper (codegen/nvrtc_compiler.h) and of compile_program: compiling to
+// CUBIN and PTX, the error of a kernel that does not compile (its name and NVRTC's log), and
+// the arch checks. NVRTC needs no GPU; these tests need the CUDA toolkit's libnvrtc.
+#include <gtest/gtest.h>
+
+#include <regex>
+
+#include "codegen/compile_program.h"
+#include "codegen/native_arch.h"
+#include "codegen/nvrtc_compiler.h"
+#include "ir/error.h"
+
+namespace kiln::codegen {
+namespace {
+
+constexpr const char* kScaleKernel = R"(
+extern "C" __global__ void scale(const float* in, float* out) {
+  out[threadIdx.x] = 2.0f * in[threadIdx.x];
+}
+)";
+
+TEST(CodegenNvrtc, CompilesToCubinAndPtx) {
+  const NvrtcOutput output = Nvrtc::instance().compile(kScaleKernel, "scale", "sm_90", true);
+  ASSERT_GT(output.cubin.size(), 4u);
+  EXPECT_EQ(output.cubin[0], 0x7f);  // an ELF file
+  EXPECT_EQ(output.cubin[1], 'E');
+  EXPECT_NE(output.ptx.find(".entry scale"), std::string::npos) << output.ptx;
+  EXPECT_NE(output.ptx.find(".target sm_90"), std::string::npos);
+}
+
+TEST(CodegenNvrtc, ACompileErrorCarriesTheKernelNameAndTheLog) {
+  const std::string broken = R"(
+extern "C" __global__ void broken_kernel(float* out) {
+  out[0] = undefined_value;
+}
+)";
+  try {
+    Nvrtc::instance().compile(broken, "broken_kernel", "sm_80", false);
+    FAIL() << "expected InternalError";
+  } catch (const InternalError& error) {
+    const std::string message = error.what();
+    EXPECT_NE(message.find("failed to compile kernel broken_kernel for sm_80"), std::string::npos)
+        << message;
+    EXPECT_NE(message.find("identifier \"undefined_value\" is undefined"), std::string::npos)
+        << message;
+  }
+}
+
+TEST(CodegenNvrtc, ArchsAreCheckedAgainstWhatNvrtcSupports) {
+  EXPECT_NO_THROW(check_archs({"sm_80", "sm_90", "sm_90a"}));
+  EXPECT_THROW(check_archs({"compute_80"}), InputError);
+  EXPECT_THROW(check_archs({"sm_80", "sm_80"}), InputError);
+  EXPECT_THROW(check_archs({}), InputError);
+  try {
+    check_archs({"sm_12"});
+    FAIL() << "expected InputError";
+  } catch (const InputError& error) {
+    EXPECT_NE(std::string(error.what()).find("does not compile for sm_12 (it supports sm_"),
+              std::string::npos)
+        << error.what();
+  }
+}
+
+TEST(CodegenNvrtc, CompileProgramFillsEveryKernelForEveryArch) {
+  Program program;
+  program.kernels.push_back({.name = "scale", .source = kScaleKernel});
+  CodegenOptions options;
+  options.archs = {"sm_90", "sm_80"};
+  options.cache_dir = testing::TempDir() + "/kiln_nvrtc_test_cache";
+  compile_program(program, options);
+  EXPECT_EQ(program.archs, (std::vector<std::string>{"sm_90", "sm_80"}));
+  ASSERT_EQ(program.kernels[0].binaries.size(), 2u);
+  EXPECT_EQ(program.kernels[0].binaries[0].arch, "sm_90");
+  EXPECT_EQ(program.kernels[0].binaries[1].arch, "sm_80");
+  // PTX for the newest target, whatever the order they are given in.
+  EXPECT_NE(program.kernels[0].ptx.find(".target sm_90"), std::string::npos);
+}
+
+// On a machine with a GPU: its arch; without one: the error kiln compile --arch native shows.
+TEST(CodegenNvrtc, NativeArchIsTheDevicesOrAClearError) {
+  try {
+    EXPECT_TRUE(std::regex_match(native_arch(), std::regex("sm_[0-9]+")));
+  } catch (const InputError& error) {
+    EXPECT_EQ(std::string(error.what()).rfind("no CUDA device; pass --arch sm_80 or sm_90 (", 0),
+              0u)
+        << error.what();
+  }
+}
+
+}  // namespace
+}  // namespace kiln::codegen

@@ -1,0 +1,122 @@
+// kiln compile: a model through the pass pipeline to the fused stage, lowered to CUDA kernels
+// (codegen/lower.h), compiled with NVRTC (codegen/compile_program.h), its intermediates placed
+// by the memory planner (runtime/memory_plan.h) and written as a .kiln program
+// (runtime/program_io.h). --emit-cuda DIR writes each kernel's source as DIR/<kernel>.cu, exactly
+// what NVRTC compiles, before compiling.
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "codegen/compile_program.h"
+#include "codegen/lower.h"
+#include "codegen/native_arch.h"
+#include "ir/error.h"
+#include "passes/fuse_kernels.h"
+#include "passes/fuse_siblings.h"
+#include "passes/pipeline.h"
+#include "runtime/memory_plan.h"
+#include "runtime/program_io.h"
+#include "tools/commands.h"
+#include "tools/model_loading.h"
+#include "tools/pass_options.h"
+
+namespace kiln::tools {
+namespace {
+
+struct CompileCommandOptions {
+  std::string model;
+  std::string output;
+  std::vector<std::string> archs = {"sm_80", "sm_90"};
+  std::string emit_cuda;
+  std::string cache_dir;
+  int jobs = 0;
+  bool no_fusion = false;
+  std::vector<std::string> input_shapes;
+  PassOptions passes;
+};
+
+std::vector<std::string> resolve_archs(const std::vector<std::string>& archs) {
+  if (archs.size() == 1 && archs[0] == "native") return {codegen::native_arch()};
+  for (const std::string& arch : archs) {
+    if (arch == "native") throw InputError("--arch native cannot be combined with other archs");
+  }
+  return archs;
+}
+
+void write_kernel_sources(const Program& program, const std::string& directory) {
+  std::error_code error;
+  std::filesystem::create_directories(directory, error);
+  if (error) throw InputError("--emit-cuda " + directory + ": " + error.message());
+  for (const ProgramKernel& kernel : program.kernels) {
+    const std::string path = directory + "/" + kernel.name + ".cu";
+    std::ofstream file(path);
+    if (!(file << kernel.source)) throw InputError(path + ": cannot write");
+  }
+}
+
+int run_compile(const CompileCommandOptions& options) {
+  codegen::CodegenOptions codegen_options;
+  codegen_options.archs = resolve_archs(options.archs);
+  codegen::check_archs(codegen_options.archs);
+  codegen_options.cache_dir = options.cache_dir;
+  codegen_options.threads = options.jobs;
+
+  onnx_import::ImportOptions import_options;
+  import_options.input_shapes = parse_input_shapes(options.input_shapes);
+  const std::unique_ptr<Graph> graph = load_model(options.model, import_options);
+  PassOptions pass_options = options.passes;
+  if (options.no_fusion) {
+    pass_options.disabled.push_back(std::string(passes::FuseKernels::kName));
+    pass_options.disabled.push_back(std::string(passes::FuseSiblings::kName));
+  }
+  run_pipeline(*graph, passes::default_pipeline(passes::Stage::kFused), pass_options);
+
+  Program program = codegen::lower_graph(*graph, codegen_options);
+  if (!options.emit_cuda.empty()) write_kernel_sources(program, options.emit_cuda);
+  const codegen::CompileStats stats = codegen::compile_program(program, codegen_options);
+  const MemoryFigures memory = plan_memory(program);
+  std::cerr << fmt::format(
+      "kiln compile: {} steps, {} kernels for {}: {} NVRTC compilations, {} from the cache{} in "
+      "{:.2f} s; arena {} bytes\n",
+      program.steps.size(), program.kernels.size(), fmt::join(program.archs, ","),
+      stats.compilations, stats.cache_hits,
+      stats.cache_directory.empty() ? "" : " (" + stats.cache_directory + ")", stats.seconds,
+      memory.peak_bytes);
+  if (!options.output.empty()) write_program(program, options.output);
+  return 0;
+}
+
+}  // namespace
+
+void add_compile_command(CLI::App& parent, int& exit_code) {
+  auto options = std::make_shared<CompileCommandOptions>();
+  CLI::App* command =
+      parent.add_subcommand("compile", "Compile a model's kernels for the GPU (NVRTC)");
+  command->add_option("model", options->model, "MODEL.onnx or FILE.kir")->required();
+  command->add_option("-o,--output", options->output, "Write the program to OUT.kiln");
+  command
+      ->add_option("--arch", options->archs,
+                   "Target GPUs: sm_80,sm_90 (the default) or native (this machine's GPU); a "
+                   "CUBIN for each and PTX for the newest")
+      ->delimiter(',');
+  command->add_option("--emit-cuda", options->emit_cuda,
+                      "Write each kernel's CUDA source as DIR/<kernel>.cu");
+  command->add_flag("--no-fusion", options->no_fusion,
+                    "Compile without the fusion passes (fuse-kernels, fuse-siblings): one kernel "
+                    "per op");
+  command->add_option("--cache-dir", options->cache_dir,
+                      "Compiled-kernel cache (default $KILN_CACHE_DIR, $XDG_CACHE_HOME/kiln or "
+                      "~/.cache/kiln)");
+  command->add_option("-j,--jobs", options->jobs,
+                      "Kernels compiled at once (default: one per hardware thread)");
+  command->add_option("--input-shape", options->input_shapes,
+                      "Bind symbolic input dims: NAME=1x3x224x224 (repeatable)");
+  add_pass_options(*command, options->passes);
+  command->callback([options, &exit_code] { exit_code = run_compile(*options); });
+}
+
+}  // namespace kiln::tools
