@@ -1,0 +1,195 @@
+// The pooling emitter (see the header).
+#include "codegen/pool_emitter.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "codegen/element_emitter.h"
+#include "ir/cuda_expr.h"
+#include "ir/error.h"
+#include "ir/ops/nn_kernel_util.h"
+
+namespace kiln::codegen {
+namespace {
+
+constexpr uint32_t kBlockSize = 256;
+constexpr int64_t kMaxBlocks = 65535;
+
+bool is_windowed_pool(const Node& node) {
+  return node.op() == "max_pool" || node.op() == "max_pool_with_indices" ||
+         node.op() == "average_pool";
+}
+
+const Node* pool_of(const KernelBody& body) {
+  for (const Node* node : body.nodes) {
+    if (is_windowed_pool(*node)) return node;
+  }
+  return nullptr;
+}
+
+// A pool's window geometry, with the attributes' defaults filled in.
+struct PoolWindow {
+  Shape in_spatial, out_spatial, kernel;
+  std::vector<int64_t> strides, dilations, pads_begin, pads_end;
+};
+
+PoolWindow pool_window(const Node& pool) {
+  const Shape& x = pool.operand(0)->type().shape;
+  const Shape& y = pool.result(0)->type().shape;
+  const size_t rank = x.size() - 2;
+  PoolWindow w;
+  w.in_spatial.assign(x.begin() + 2, x.end());
+  w.out_spatial.assign(y.begin() + 2, y.end());
+  w.kernel = pool.ints_attr("kernel_shape");
+  w.strides = nn::ints_attr_or_fill(pool, "strides", rank, 1);
+  w.dilations = nn::ints_attr_or_fill(pool, "dilations", rank, 1);
+  const std::vector<int64_t> pads = nn::ints_attr_or_fill(pool, "pads", 2 * rank, 0);
+  w.pads_begin.assign(pads.begin(), pads.begin() + static_cast<int64_t>(rank));
+  w.pads_end.assign(pads.begin() + static_cast<int64_t>(rank), pads.end());
+  return w;
+}
+
+// `term` times `factor`, as an expression.
+std::string scaled(const std::string& term, int64_t factor) {
+  return factor == 1 ? term : fmt::format("{} * {}", term, factor);
+}
+
+// The pool's results at one output element: its value, and (max_pool_with_indices) the flat
+// input index of the chosen tap.
+struct PooledElement {
+  std::string value;
+  std::string argmax;
+};
+
+// Emits the walk over the window of output element `index`.
+PooledElement emit_window(ElementEmitter& e, const Node& pool, const PoolWindow& w,
+                          const std::string& index) {
+  CodeWriter& code = e.code();
+  const Value* x = pool.operand(0);
+  const Shape& y_shape = pool.result(0)->type().shape;
+  const size_t rank = w.kernel.size();
+  const bool is_max = pool.op() != "average_pool";
+  const bool with_indices = pool.results().size() == 2;
+  const bool count_pad = !is_max && pool.int_attr("count_include_pad") != 0;
+  const std::string type(cuda_compute_type(pool.result(0)->type().dtype));
+  const int64_t in_size = num_elements(w.in_spatial);
+
+  const std::string at = e.index_temp(index);
+  const std::string plane = e.index_temp(fmt::format("{} / {}", at, num_elements(w.out_spatial)));
+  const std::string base = e.index_temp(fmt::format("{} * {}", plane, in_size));
+  std::vector<std::string> out_coordinates;
+  for (size_t d = 0; d < rank; ++d) out_coordinates.push_back(e.coordinate(at, y_shape, d + 2));
+
+  const std::string acc = e.fresh_name('p');
+  const std::string taps = e.fresh_name('n');
+  code.line(fmt::format("{} {} = 0;", type, acc));
+  code.line(fmt::format("int {} = 0;", taps));
+  const std::string best = e.fresh_name('b');
+  if (with_indices) code.line(fmt::format("long long {} = -1;", best));
+
+  std::vector<std::string> coordinates;
+  std::string inside, in_padded, row_major, column_major;
+  int64_t row_stride = in_size, column_stride = 1;
+  for (size_t d = 0; d < rank; ++d) {
+    const std::string k = e.fresh_name('k');
+    e.open_block(fmt::format("for (int {} = 0; {} < {}; ++{})", k, k, w.kernel[d], k));
+    std::string start = scaled(out_coordinates[d], w.strides[d]);
+    if (w.pads_begin[d] != 0) start += " - " + std::to_string(w.pads_begin[d]);
+    const std::string t = e.index_temp(start + " + " + scaled(k, w.dilations[d]));
+    coordinates.push_back(t);
+    const auto join = [](std::string& list, const std::string& term, const char* separator) {
+      list += (list.empty() ? "" : separator) + term;
+    };
+    join(inside, fmt::format("{} >= 0 && {} < {}", t, t, w.in_spatial[d]), " && ");
+    join(in_padded, fmt::format("{} < {}", t, w.in_spatial[d] + w.pads_end[d]), " && ");
+    row_stride /= w.in_spatial[d];
+    join(row_major, scaled(t, row_stride), " + ");
+    join(column_major, scaled(t, column_stride), " + ");
+    column_stride *= w.in_spatial[d];
+  }
+  if (count_pad) code.line(fmt::format("if ({}) ++{};", in_padded, taps));
+  e.open_block(fmt::format("if ({})", inside));
+  const std::string within = e.index_temp(row_major);
+  const std::string tap = e.element(x, e.index_temp(fmt::format("{} + {}", base, within)));
+  if (is_max) {
+    e.open_block(fmt::format("if ({} == 0 || {} > {})", taps, tap, acc));
+    code.line(fmt::format("{} = {};", acc, tap));
+    if (with_indices) {
+      const bool column_order = pool.int_attr("storage_order") != 0;
+      code.line(fmt::format("{} = static_cast<long long>({}) + ({});", best, base,
+                            column_order ? column_major : within));
+    }
+    e.close_block();
+  } else {
+    code.line(fmt::format("{} += {};", acc, tap));
+  }
+  if (!count_pad) code.line(fmt::format("++{};", taps));
+  e.close_block();
+  for (size_t d = 0; d < rank; ++d) e.close_block();
+
+  PooledElement result{acc, with_indices ? best : ""};
+  if (!is_max) {
+    result.value = e.temp(type, fmt::format("{} / static_cast<{}>({})", acc, type, taps));
+  }
+  return result;
+}
+
+}  // namespace
+
+bool is_pool_body(const KernelBody& body) { return pool_of(body) != nullptr; }
+
+KernelSpec emit_pool_kernel(const KernelBody& body) {
+  const Node* pool = pool_of(body);
+  if (!pool) throw InternalError("emit_pool_kernel: no windowed pool in the body");
+  const int64_t count = pool->result(0)->type().num_elements();
+  for (const Value* output : body.outputs) {
+    if (output->type().num_elements() != count) {
+      throw UnsupportedError(pool->describe() + ": a pooling kernel writes values of " +
+                             std::to_string(count) + " elements, not " + output->name() + " of " +
+                             std::to_string(output->type().num_elements()));
+    }
+  }
+  const int64_t blocks = std::clamp<int64_t>((count + kBlockSize - 1) / kBlockSize, 1, kMaxBlocks);
+
+  KernelSpec spec;
+  spec.kind = body.kind;
+  spec.ops = distinct_ops(body);
+  spec.max_threads = kBlockSize;
+  spec.block = {kBlockSize, 1, 1};
+  spec.grid = {static_cast<uint32_t>(blocks), 1, 1};
+  for (const Value* input : body.inputs) spec.params.add_input(input);
+  std::vector<std::string> outputs;
+  for (const Value* output : body.outputs) outputs.push_back(spec.params.add_output(output));
+
+  const std::string index_type = index_type_for(body, kMaxBlocks * kBlockSize);
+  CodeWriter code(1);
+  ElementEmitter e(code, spec.params, index_type);
+  const PoolWindow window = pool_window(*pool);
+  // Either result at an index walks the window once and binds both there.
+  for (size_t r = 0; r < pool->results().size(); ++r) {
+    e.set_override(pool->result(r), [&e, pool, window, r](const std::string& index) {
+      const PooledElement pooled = emit_window(e, *pool, window, index);
+      e.bind(pool->result(0), index, pooled.value);
+      if (!pooled.argmax.empty()) e.bind(pool->result(1), index, pooled.argmax);
+      return r == 0 ? pooled.value : pooled.argmax;
+    });
+  }
+
+  const std::string cast = "static_cast<" + index_type + ">";
+  code.line(fmt::format("const {} stride = {}(gridDim.x) * blockDim.x;", index_type, cast));
+  e.open_block(
+      fmt::format("for ({} i = {}(blockIdx.x) * blockDim.x + threadIdx.x; i < {}; "
+                  "i += stride)",
+                  index_type, cast, count));
+  for (size_t k = 0; k < body.outputs.size(); ++k) {
+    const DType dtype = body.outputs[k]->type().dtype;
+    code.line(fmt::format("{}[i] = {};", outputs[k],
+                          store_expression(dtype, e.element(body.outputs[k], "i"))));
+  }
+  e.close_block();
+  spec.body = code.text();
+  return spec;
+}
+
+}  // namespace kiln::codegen
