@@ -12,7 +12,10 @@
 
 #include "codegen/kernel_body.h"
 #include "codegen/kernel_spec.h"
+#include "codegen/attention_emitter.h"
+#include "codegen/contraction_emitter.h"
 #include "codegen/loop_emitter.h"
+#include "codegen/pool_emitter.h"
 #include "codegen/reduction_emitter.h"
 #include "ir/error.h"
 #include "ir/fusion.h"
@@ -33,14 +36,20 @@ const Value* viewed_value(const Value* value) {
 std::string refusal(const Node& node) {
   if (const std::optional<FusionKind> kind = fusion_kind(node)) {
     const bool emitted = *kind == FusionKind::kLoop || *kind == FusionKind::kMulti ||
-                         *kind == FusionKind::kReduction;
+                         *kind == FusionKind::kReduction || *kind == FusionKind::kEpilogue ||
+                         *kind == FusionKind::kAttention;
     return emitted ? "" : node.describe();
   }
-  return node.info().category <= OpCategory::kReduction ? "" : node.describe();
+  const bool contraction = node.op() == "gemm" || node.op() == "matmul" || node.op() == "conv";
+  return node.info().category <= OpCategory::kReduction || contraction ? "" : node.describe();
 }
 
-// A reduction kernel for fusion.reduction and single reduction ops, else a loop kernel.
+// An attention, pooling or contraction kernel for bodies anchored by one; a reduction kernel
+// for fusion.reduction and single reduction ops, else a loop kernel.
 KernelSpec emit_kernel(const KernelBody& body) {
+  if (is_attention_body(body)) return emit_attention_kernel(body);
+  if (is_pool_body(body)) return emit_pool_kernel(body);
+  if (is_contraction_body(body)) return emit_contraction_kernel(body);
   const bool single_op = body.nodes.size() == 1 && body.kind == body.nodes[0]->op();
   const bool reduction = single_op ? body.nodes[0]->info().category == OpCategory::kReduction
                                    : body.kind == fusion_kind_name(FusionKind::kReduction);

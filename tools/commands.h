@@ -15,5 +15,6 @@ void add_opt_command(CLI::App& parent, int& exit_code);
 void add_list_ops_command(CLI::App& parent, int& exit_code);
 void add_compile_command(CLI::App& parent, int& exit_code);
 void add_inspect_command(CLI::App& parent, int& exit_code);
+void add_bench_command(CLI::App& parent, int& exit_code);
 
 }  // namespace kiln::tools

@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   kiln::tools::add_list_ops_command(app, exit_code);
   kiln::tools::add_compile_command(app, exit_code);
   kiln::tools::add_inspect_command(app, exit_code);
+  kiln::tools::add_bench_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& help) {

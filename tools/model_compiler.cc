@@ -1,0 +1,26 @@
+// Compiling a loaded model (see the header).
+#include "tools/model_compiler.h"
+
+#include "codegen/lower.h"
+#include "passes/fuse_kernels.h"
+#include "passes/fuse_siblings.h"
+#include "passes/pipeline.h"
+#include "runtime/memory_plan.h"
+
+namespace kiln::tools {
+
+CompiledModel compile_model(Graph& graph, bool fusion, const PassOptions& passes,
+                            const codegen::CodegenOptions& options) {
+  PassOptions pass_options = passes;
+  if (!fusion) {
+    pass_options.disabled.push_back(std::string(passes::FuseKernels::kName));
+    pass_options.disabled.push_back(std::string(passes::FuseSiblings::kName));
+  }
+  run_pipeline(graph, passes::default_pipeline(passes::Stage::kFused), pass_options);
+  CompiledModel compiled{codegen::lower_graph(graph, options), {}};
+  compiled.stats = codegen::compile_program(compiled.program, options);
+  plan_memory(compiled.program);
+  return compiled;
+}
+
+}  // namespace kiln::tools

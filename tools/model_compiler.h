@@ -1,0 +1,24 @@
+// A loaded model to a runnable Program: the pass pipeline to the fused stage (without the fusion
+// passes for an unfused program), lowering to CUDA kernels, NVRTC compilation and memory
+// planning. Shared by kiln compile and kiln bench.
+#pragma once
+
+#include "codegen/compile_program.h"
+#include "codegen/options.h"
+#include "ir/graph.h"
+#include "runtime/program.h"
+#include "tools/pass_options.h"
+
+namespace kiln::tools {
+
+struct CompiledModel {
+  Program program;
+  codegen::CompileStats stats;
+};
+
+// Runs the pipeline on `graph` (in place) and compiles it; `fusion` false disables
+// fuse-kernels and fuse-siblings (one kernel per op).
+CompiledModel compile_model(Graph& graph, bool fusion, const PassOptions& passes,
+                            const codegen::CodegenOptions& options);
+
+}  // namespace kiln::tools
