@@ -13,8 +13,8 @@ namespace kiln::codegen {
 namespace {
 
 constexpr int64_t kWarpSize = 32;
-constexpr int64_t kMaxCachedPerThread = 16;
-constexpr int64_t kTargetPerThread = 8;
+constexpr int64_t kMaxCachedPerThread = 32;
+constexpr int64_t kTargetPerThread = 32;
 constexpr int64_t kSerialBlock = 256;
 constexpr int64_t kWarpRowsPerBlock = 4;
 

@@ -5,9 +5,9 @@
 //   kiln_compile_all_kernels [--arch sm_80,sm_90] [--node-tests DIR] [MODEL.onnx...]
 //
 // Node tests lower strictly: a case that kiln cannot import, or whose graph has a kernel the
-// GPU backend does not generate yet (UnsupportedError), is counted and left out. Models lower
-// with CodegenOptions::skip_unsupported, so their supported kernels compile even while others
-// (GEMMs, convolutions) are still refused; the skipped kernel nodes are counted per op.
+// GPU backend does not generate (UnsupportedError), is counted and left out. Models lower with
+// CodegenOptions::skip_unsupported, so their supported kernels compile even where another is
+// refused; the skipped kernel nodes are counted per op.
 // Prints the figures; exits 1 when anything fails that is not a known refusal (a kernel NVRTC
 // rejects, an internal error).
 #include <fmt/format.h>

@@ -5,9 +5,9 @@
         --work-dir BUILD/models-work [--torch-python /usr/bin/python3] MODEL...
 
 Exports each model if needed (the model tests' export and cache: tests/models/run_model_test.py),
-then runs kiln_compile_all_kernels on them: it lowers with the unsupported kernels (GEMMs,
-convolutions, attention) left out, compiles the rest for sm_80 and sm_90 and prints per model
-the kernels compiled and the kernel nodes skipped. Exit status: that of the compiler, or 1 when
+then runs kiln_compile_all_kernels on them: it lowers with any kernel the GPU backend does not
+generate left out, compiles the rest for sm_80 and sm_90 and prints per model the kernels
+compiled and the kernel nodes skipped. Exit status: that of the compiler, or 1 when
 an export fails.
 """
 import argparse
