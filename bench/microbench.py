@@ -17,7 +17,6 @@ output is compared with eager's before it is timed. Prints a table and writes OU
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -27,22 +26,7 @@ import onnx
 import torch
 from onnx import TensorProto, helper
 
-
-def time_cuda(fn, iters, warmup):
-    """Median and p90 milliseconds of fn() over `iters` runs, with CUDA events."""
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(iters):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    times.sort()
-    return statistics.median(times), times[int(0.9 * (len(times) - 1))]
+from cuda_timing import time_cuda
 
 
 def copy_bandwidth(iters, warmup):

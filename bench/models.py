@@ -15,27 +15,12 @@ medians of CUDA-event timings after a warm-up. Prints a table and writes OUT_DIR
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 
 import torch
 
-
-def time_cuda(fn, iters, warmup):
-    with torch.no_grad():
-        for _ in range(warmup):
-            fn()
-        torch.cuda.synchronize()
-        times = []
-        for _ in range(iters):
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            fn()
-            end.record()
-            end.synchronize()
-            times.append(start.elapsed_time(end))
-    return statistics.median(times)
+from cuda_timing import time_cuda
 
 
 def make_model(name, batch):
@@ -101,13 +86,13 @@ def main():
             gpu_model = model.half().cuda()
             gpu_inputs = [t.cuda().half() if t.is_floating_point() else t.cuda()
                           for t in inputs.values()]
-            entry["eager"] = time_cuda(lambda: gpu_model(*gpu_inputs), args.iters, args.warmup)
+            entry["eager"] = time_cuda(lambda: gpu_model(*gpu_inputs), args.iters, args.warmup)[0]
             if not args.no_compile:
                 for mode in ("default", "reduce-overhead"):
                     torch._dynamo.reset()
                     compiled = torch.compile(gpu_model, mode=mode)
                     entry[f"compile {mode}"] = time_cuda(lambda: compiled(*gpu_inputs),
-                                                         args.iters, args.warmup)
+                                                         args.iters, args.warmup)[0]
             del gpu_model
             torch.cuda.empty_cache()
             kiln = kiln_bench(args.kiln, path, args.iters, args.warmup,

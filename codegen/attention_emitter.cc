@@ -72,10 +72,8 @@ AttentionShape attention_shape(const KernelBody& body) {
 
 bool is_tf32(const Node& matmul) { return matmul.has_attr("tf32") && matmul.int_attr("tf32") != 0; }
 
-// TF32 operand rounding, as cvt.rna.tf32.f32: to 10 mantissa bits, ties away from zero.
-std::string tf32(const std::string& element) {
-  return fmt::format("__uint_as_float((__float_as_uint({}) + 0x1000u) & 0xffffe000u)", element);
-}
+// TF32 operand rounding (codegen/device_functions.cc).
+std::string tf32(const std::string& element) { return "kiln_round_to_tf32(" + element + ")"; }
 
 // Operand `i` of `matmul` at (batch b, r, c), as a [batch..., r_size, c_size] matrix broadcast
 // over the batch dims (as MatmulView in contraction_emitter.cc reads it).
@@ -132,14 +130,8 @@ KernelSpec emit_attention_kernel(const KernelBody& body) {
   }
 
   KernelSpec spec;
-  spec.kind = body.kind;
-  spec.ops = distinct_ops(body);
-  spec.max_threads = kThreads;
-  spec.block = {kThreads, 1, 1};
-  spec.grid = {static_cast<uint32_t>(a.rows), 1, 1};
-  for (const Value* input : body.inputs) spec.params.add_input(input);
-  std::vector<std::string> outputs;
-  for (const Value* output : body.outputs) outputs.push_back(spec.params.add_output(output));
+  const std::vector<std::string> outputs =
+      begin_spec(spec, body, kThreads, {static_cast<uint32_t>(a.rows), 1, 1});
 
   CodeWriter code(1);
   ElementEmitter e(code, spec.params, index_type_for(body, 0));

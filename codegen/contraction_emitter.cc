@@ -234,10 +234,8 @@ std::unique_ptr<ContractionView> view_of(const Node& anchor) {
   return std::make_unique<ConvView>(anchor);
 }
 
-// TF32 operand rounding, as cvt.rna.tf32.f32: to 10 mantissa bits, ties away from zero.
-std::string tf32(const std::string& element) {
-  return fmt::format("__uint_as_float((__float_as_uint({}) + 0x1000u) & 0xffffe000u)", element);
-}
+// TF32 operand rounding (codegen/device_functions.cc).
+std::string tf32(const std::string& element) { return "kiln_round_to_tf32(" + element + ")"; }
 
 }  // namespace
 
@@ -253,19 +251,14 @@ KernelSpec emit_contraction_kernel(const KernelBody& body) {
   };
 
   KernelSpec spec;
-  spec.kind = body.kind;
-  spec.ops = distinct_ops(body);
-  spec.max_threads = kThreads;
-  spec.block = {kThreads, 1, 1};
-  spec.grid = {static_cast<uint32_t>((view->cols + kTile - 1) / kTile),
-               static_cast<uint32_t>((view->rows + kTile - 1) / kTile),
-               static_cast<uint32_t>(view->batch)};
-  if (view->batch > 65535 || spec.grid[1] > 65535) {
+  const int64_t row_tiles = (view->rows + kTile - 1) / kTile;
+  if (view->batch > 65535 || row_tiles > 65535) {
     throw UnsupportedError(anchor->describe() + ": too many rows or batches for one launch");
   }
-  for (const Value* input : body.inputs) spec.params.add_input(input);
-  std::vector<std::string> outputs;
-  for (const Value* output : body.outputs) outputs.push_back(spec.params.add_output(output));
+  const std::vector<std::string> outputs =
+      begin_spec(spec, body, kThreads,
+                 {static_cast<uint32_t>((view->cols + kTile - 1) / kTile),
+                  static_cast<uint32_t>(row_tiles), static_cast<uint32_t>(view->batch)});
 
   CodeWriter code(1);
   ElementEmitter e(code, spec.params, index_type_for(body, 0));

@@ -53,6 +53,10 @@ __device__ __forceinline__ float kiln_round_to_f16(double value) {
       {"kiln_round_to_bf16", R"(__device__ __forceinline__ float kiln_round_to_bf16(float value) {
   return kiln_bf16_to_f32(kiln_f32_to_bf16(value));
 })"},
+      // TF32 operand rounding, as cvt.rna.tf32.f32: to 10 mantissa bits, ties away from zero.
+      {"kiln_round_to_tf32", R"(__device__ __forceinline__ float kiln_round_to_tf32(float value) {
+  return __uint_as_float((__float_as_uint(value) + 0x1000u) & 0xffffe000u);
+})"},
       // max/min that propagate NaN (numpy.maximum / minimum).
       {"kiln_max", R"(template <class T>
 __device__ __forceinline__ T kiln_max(T a, T b) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/kernel_body.h"
 #include "codegen/kernel_params.h"
 
 namespace kiln::codegen {
@@ -23,6 +24,12 @@ struct KernelSpec {
   std::array<uint32_t, 3> block{1, 1, 1};
   uint32_t shared_bytes = 0;  // dynamic shared memory (static __shared__ is in the code)
 };
+
+// Starts a spec for `body`: its kind and ops, blocks of `threads` (also the launch bound) on
+// `grid`, and one parameter for each body input and then each output; returns the outputs'
+// parameter names, in order.
+std::vector<std::string> begin_spec(KernelSpec& spec, const KernelBody& body, uint32_t threads,
+                                    std::array<uint32_t, 3> grid);
 
 // The kernel's code under `name`: the device functions it calls, its definitions and the
 // extern "C" __global__ function. Two specs with equal code(spec, "") compute the same.

@@ -149,14 +149,8 @@ KernelSpec emit_loop_kernel(const KernelBody& body) {
       std::clamp<int64_t>((threads + kBlockSize - 1) / kBlockSize, 1, kMaxBlocks);
 
   KernelSpec spec;
-  spec.kind = body.kind;
-  spec.ops = distinct_ops(body);
-  spec.max_threads = kBlockSize;
-  spec.block = {kBlockSize, 1, 1};
-  spec.grid = {static_cast<uint32_t>(blocks), 1, 1};
-  for (const Value* input : body.inputs) spec.params.add_input(input);
-  std::vector<std::string> outputs;
-  for (const Value* output : body.outputs) outputs.push_back(spec.params.add_output(output));
+  const std::vector<std::string> outputs =
+      begin_spec(spec, body, kBlockSize, {static_cast<uint32_t>(blocks), 1, 1});
 
   const std::string index_type = index_type_for(body, kMaxBlocks * kBlockSize);
   CodeWriter code(1);
