@@ -24,7 +24,7 @@ import tempfile
 import numpy as np
 import onnx
 import torch
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, numpy_helper
 
 from cuda_timing import time_cuda
 
@@ -47,8 +47,8 @@ def onnx_model(name, inputs, nodes, output_shape):
 
 
 def half_scalar(name, value):
-    return helper.make_node("Constant", [], [name], value=helper.make_tensor(
-        name, TensorProto.FLOAT16, [], np.array([value], dtype=np.float16).view(np.uint16)))
+    return helper.make_node("Constant", [], [name],
+                            value=numpy_helper.from_array(np.array(value, np.float16), name))
 
 
 def workloads(quick):
@@ -62,10 +62,8 @@ def workloads(quick):
         helper.make_node("Mul", ["t2", "b"], ["t3"]),
         helper.make_node("Add", ["t3", "one"], ["y"]),
     ], [n])
-    gamma = helper.make_tensor("gamma", TensorProto.FLOAT16, [cols],
-                               np.ones(cols, np.float16).view(np.uint16))
-    beta = helper.make_tensor("beta", TensorProto.FLOAT16, [cols],
-                              np.zeros(cols, np.float16).view(np.uint16))
+    gamma = numpy_helper.from_array(np.ones(cols, np.float16), "gamma")
+    beta = numpy_helper.from_array(np.zeros(cols, np.float16), "beta")
     layernorm = onnx_model("layernorm", [("x", [rows, cols])], [
         helper.make_node("LayerNormalization", ["x", "gamma", "beta"], ["t0"], axis=-1),
         helper.make_node("Gelu", ["t0"], ["y"]),
