@@ -203,6 +203,27 @@ std::string gather_elements_element(ElementEmitter& e, const Node& node, const s
   return e.element(node.operand(0), e.flat_index(coords, data));
 }
 
+// gather_nd: output coordinates (batch..., row..., rest...) read data at (batch..., the k
+// indices of row, rest...), where k is the indices' last dimension.
+std::string gather_nd_element(ElementEmitter& e, const Node& node, const std::string& index) {
+  const Shape& data = in_shape(node, 0);
+  const Shape& indices = in_shape(node, 1);
+  const size_t batch = static_cast<size_t>(node.int_attr("batch_dims"));
+  const size_t rows = indices.size() - 1;  // output coordinates that pick an indices row
+  const std::vector<std::string> out = coordinates(e, index, out_shape(node));
+  std::vector<std::string> at(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(rows));
+  at.emplace_back();
+  std::vector<std::string> source(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(batch));
+  for (int64_t j = 0; j < indices.back(); ++j) {
+    at.back() = std::to_string(j);
+    const std::string value = e.element(node.operand(1), e.flat_index(at, indices));
+    source.push_back(e.index_temp("kiln_resolve_index(" + value + ", " +
+                                  std::to_string(data[batch + static_cast<size_t>(j)]) + ")"));
+  }
+  source.insert(source.end(), out.begin() + static_cast<std::ptrdiff_t>(rows), out.end());
+  return e.element(node.operand(0), e.flat_index(source, data));
+}
+
 // depth_to_space and space_to_depth are a transpose of a 6-D view of the input (as their
 // reference kernels compute them): the output, viewed in the transposed 6-D shape, at `index`.
 std::string permuted_view_element(ElementEmitter& e, const Node& node, const std::string& index,
@@ -258,6 +279,7 @@ const std::map<std::string, IndexMap>& index_maps() {
       {"pad", pad_element},
       {"gather", gather_element},
       {"gather_elements", gather_elements_element},
+      {"gather_nd", gather_nd_element},
       {"depth_to_space", depth_to_space_element},
       {"space_to_depth", space_to_depth_element},
       {"trilu", trilu_element},

@@ -1,6 +1,6 @@
 // Index maps of the injective ops: where each output element of a reshape, transpose, slice,
-// concat, pad, expand, tile, gather, gather_elements, depth_to_space, space_to_depth or trilu
-// comes from, as index arithmetic on constant shapes.
+// concat, pad, expand, tile, gather, gather_elements, gather_nd, depth_to_space, space_to_depth
+// or trilu comes from, as index arithmetic on constant shapes.
 #pragma once
 
 #include <string>

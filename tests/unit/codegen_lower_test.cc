@@ -177,25 +177,22 @@ TEST(CodegenLower, SkipUnsupportedLowersTheRestAndReportsWhatItLeftOut) {
   EXPECT_EQ(program.kernels[0].provenance, std::vector<std::string>{"Relu_2"});
 }
 
-TEST(CodegenLower, AnOpWithoutAnIndexMapInAFusionIsRefusedNamingIt) {
-  try {
-    lower_text(R"(
-graph @g(%x: f32[2,2], %i: i64[2,1]) -> (f32[2,2]) {
+TEST(CodegenLower, GatherNdInAFusionReadsItsIndicesRow) {
+  // batch_dims 1: output (b, c) reads data (b, indices[b, 0], c).
+  const Program program = lower_text(R"(
+graph @g(%x: f32[2,2,2], %i: i64[2,1]) -> (f32[2,2]) {
   %0 = fusion.loop(%x, %i) {
-    ^(%d: f32[2,2], %j: i64[2,1]):
-    %e = exp(%d) : f32[2,2]
-    %g = gather_nd(%e, %j) : f32[2,2] loc("GatherND")
+    ^(%d: f32[2,2,2], %j: i64[2,1]):
+    %e = exp(%d) : f32[2,2,2]
+    %g = gather_nd(%e, %j) {batch_dims=1} : f32[2,2] loc("GatherND")
     yield %g
   } : f32[2,2] loc("Exp", "GatherND")
   return %0
 })");
-    FAIL() << "expected UnsupportedError";
-  } catch (const UnsupportedError& error) {
-    EXPECT_STREQ(error.what(),
-                 "the GPU backend does not generate these kernels yet: fusion.loop (onnx: Exp, "
-                 "GatherND): gather_nd (onnx: GatherND): gather_nd has no index map in the loop "
-                 "emitter");
-  }
+  ASSERT_EQ(program.kernels.size(), 1u);
+  const std::string& source = program.kernels[0].source;
+  EXPECT_NE(source.find("kiln_resolve_index(v2, 2)"), std::string::npos) << source;
+  EXPECT_NE(source.find("t0 * 4 + t3 * 2 + t1"), std::string::npos) << source;
 }
 
 }  // namespace
