@@ -17,7 +17,6 @@ output is compared with eager's before it is timed. Prints a table and writes OU
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
@@ -27,6 +26,7 @@ import torch
 from onnx import TensorProto, helper, numpy_helper
 
 from cuda_timing import time_cuda
+from kiln_bench import run_kiln_bench
 
 
 def copy_bandwidth(iters, warmup):
@@ -81,20 +81,6 @@ def workloads(quick):
     ]
 
 
-def run_kiln(kiln, model_path, input_paths, json_path, iters, warmup):
-    command = [kiln, "bench", model_path, "--compare", "unfused,fused", "--iters", str(iters),
-               "--warmup", str(warmup), "--json", json_path]
-    for name, path in input_paths.items():
-        command += ["--input", f"{name}={path}"]
-    print("$ " + " ".join(command), flush=True)
-    result = subprocess.run(command, capture_output=True, text=True)
-    print(result.stdout + result.stderr, flush=True)
-    if result.returncode != 0:
-        return {"error": (result.stderr or result.stdout).strip().splitlines()[-1:]}
-    with open(json_path) as f:
-        return json.load(f)
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("kiln")
@@ -133,9 +119,10 @@ def main():
         for k, t in inputs.items():
             input_paths[k] = os.path.join(work_dir, f"{name}_{k}.npy")
             np.save(input_paths[k], t.cpu().numpy())
-        kiln_result = run_kiln(args.kiln, model_path, input_paths,
-                               os.path.join(args.out_dir, f"{name}_kiln.json"), args.iters,
-                               args.warmup)
+        input_args = [arg for k, path in input_paths.items() for arg in ("--input", f"{k}={path}")]
+        kiln_result = run_kiln_bench(args.kiln, model_path,
+                                     os.path.join(args.out_dir, f"{name}_kiln.json"), args.iters,
+                                     args.warmup, input_args)
         for label in ("unfused", "fused"):
             if label in kiln_result:
                 median = kiln_result[label]["median_ms"]

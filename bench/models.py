@@ -15,12 +15,12 @@ medians of CUDA-event timings after a warm-up. Prints a table and writes OUT_DIR
 import argparse
 import json
 import os
-import subprocess
 import sys
 
 import torch
 
 from cuda_timing import time_cuda
+from kiln_bench import run_kiln_bench
 
 
 def make_model(name, batch):
@@ -48,18 +48,6 @@ def export(model, inputs, path):
         torch.onnx.export(model, args, path, dynamo=False, **kwargs)
     except TypeError:  # a torch without the dynamo switch
         torch.onnx.export(model, args, path, **kwargs)
-
-
-def kiln_bench(kiln, path, iters, warmup, json_path):
-    command = [kiln, "bench", path, "--precision", "fp16", "--compare", "unfused,fused",
-               "--iters", str(iters), "--warmup", str(warmup), "--json", json_path]
-    print("$ " + " ".join(command), flush=True)
-    result = subprocess.run(command, capture_output=True, text=True)
-    print(result.stdout + result.stderr[-2000:], flush=True)
-    if result.returncode != 0:
-        return {"error": (result.stderr or result.stdout).strip().splitlines()[-1:]}
-    with open(json_path) as f:
-        return json.load(f)
 
 
 def main():
@@ -95,8 +83,9 @@ def main():
                                                          args.iters, args.warmup)[0]
             del gpu_model
             torch.cuda.empty_cache()
-            kiln = kiln_bench(args.kiln, path, args.iters, args.warmup,
-                              os.path.join(args.out_dir, f"{name}_b{batch}_kiln.json"))
+            kiln = run_kiln_bench(args.kiln, path,
+                                  os.path.join(args.out_dir, f"{name}_b{batch}_kiln.json"),
+                                  args.iters, args.warmup, ["--precision", "fp16"])
             for variant in ("unfused", "fused"):
                 if variant in kiln:
                     entry[f"kiln {variant}"] = kiln[variant]["median_ms"]

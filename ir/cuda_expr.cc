@@ -83,21 +83,6 @@ std::string expand_placeholder(std::string_view name, const CudaExprArgs& args) 
 
 }  // namespace
 
-std::pair<int64_t, int64_t> integer_range(DType dtype) {
-  switch (dtype) {
-    case DType::kI32:
-      return {std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()};
-    case DType::kI8:
-      return {std::numeric_limits<int8_t>::min(), std::numeric_limits<int8_t>::max()};
-    case DType::kU8:
-      return {0, std::numeric_limits<uint8_t>::max()};
-    case DType::kBool:
-      return {0, 1};
-    default:
-      return {std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()};
-  }
-}
-
 std::string_view cuda_compute_type(DType dtype) {
   switch (dtype) {
     case DType::kF32:

@@ -46,8 +46,6 @@ std::string_view cuda_storage_type(DType dtype);
 // NaN of floats through their bits ("__int_as_float(0x7f800000)"). Integer dtypes truncate
 // toward zero and saturate to the dtype's range (NaN gives 0).
 std::string cuda_literal(double value, DType dtype);
-// The lowest and highest value of an integer dtype (bool: 0 and 1; other dtypes: int64's).
-std::pair<int64_t, int64_t> integer_range(DType dtype);
 // An integer literal: "(-3)", "7", "7LL" for i64.
 std::string cuda_integer_literal(int64_t value, DType dtype);
 

@@ -2,6 +2,7 @@
 #include "ir/dtype.h"
 
 #include <array>
+#include <limits>
 
 namespace kiln {
 namespace {
@@ -49,5 +50,20 @@ bool is_integer(DType dtype) {
 }
 
 bool is_signed(DType dtype) { return dtype != DType::kU8 && dtype != DType::kBool; }
+
+std::pair<int64_t, int64_t> integer_range(DType dtype) {
+  switch (dtype) {
+    case DType::kI32:
+      return {std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()};
+    case DType::kI8:
+      return {std::numeric_limits<int8_t>::min(), std::numeric_limits<int8_t>::max()};
+    case DType::kU8:
+      return {0, std::numeric_limits<uint8_t>::max()};
+    case DType::kBool:
+      return {0, 1};
+    default:
+      return {std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()};
+  }
+}
 
 }  // namespace kiln

@@ -12,15 +12,11 @@
 #include <memory>
 
 #include "codegen/compile_program.h"
-#include "codegen/lower.h"
 #include "codegen/native_arch.h"
 #include "ir/error.h"
-#include "passes/fuse_kernels.h"
-#include "passes/fuse_siblings.h"
-#include "passes/pipeline.h"
-#include "runtime/memory_plan.h"
 #include "runtime/program_io.h"
 #include "tools/commands.h"
+#include "tools/model_compiler.h"
 #include "tools/model_loading.h"
 #include "tools/pass_options.h"
 
@@ -68,24 +64,20 @@ int run_compile(const CompileCommandOptions& options) {
   onnx_import::ImportOptions import_options;
   import_options.input_shapes = parse_input_shapes(options.input_shapes);
   const std::unique_ptr<Graph> graph = load_model(options.model, import_options);
-  PassOptions pass_options = options.passes;
-  if (options.no_fusion) {
-    pass_options.disabled.push_back(std::string(passes::FuseKernels::kName));
-    pass_options.disabled.push_back(std::string(passes::FuseSiblings::kName));
-  }
-  run_pipeline(*graph, passes::default_pipeline(passes::Stage::kFused), pass_options);
-
-  Program program = codegen::lower_graph(*graph, codegen_options);
-  if (!options.emit_cuda.empty()) write_kernel_sources(program, options.emit_cuda);
-  const codegen::CompileStats stats = codegen::compile_program(program, codegen_options);
-  const MemoryFigures memory = plan_memory(program);
+  const CompiledModel compiled = compile_model(*graph, !options.no_fusion, options.passes,
+                                               codegen_options, [&](const Program& program) {
+                                                 if (!options.emit_cuda.empty())
+                                                   write_kernel_sources(program, options.emit_cuda);
+                                               });
+  const Program& program = compiled.program;
+  const codegen::CompileStats& stats = compiled.stats;
   std::cerr << fmt::format(
       "kiln compile: {} steps, {} kernels for {}: {} NVRTC compilations, {} from the cache{} in "
       "{:.2f} s; arena {} bytes\n",
       program.steps.size(), program.kernels.size(), fmt::join(program.archs, ","),
       stats.compilations, stats.cache_hits,
       stats.cache_directory.empty() ? "" : " (" + stats.cache_directory + ")", stats.seconds,
-      memory.peak_bytes);
+      compiled.memory.peak_bytes);
   if (!options.output.empty()) write_program(program, options.output);
   return 0;
 }

@@ -5,21 +5,22 @@
 #include "passes/fuse_kernels.h"
 #include "passes/fuse_siblings.h"
 #include "passes/pipeline.h"
-#include "runtime/memory_plan.h"
 
 namespace kiln::tools {
 
 CompiledModel compile_model(Graph& graph, bool fusion, const PassOptions& passes,
-                            const codegen::CodegenOptions& options) {
+                            const codegen::CodegenOptions& options,
+                            const std::function<void(const Program&)>& lowered) {
   PassOptions pass_options = passes;
   if (!fusion) {
     pass_options.disabled.push_back(std::string(passes::FuseKernels::kName));
     pass_options.disabled.push_back(std::string(passes::FuseSiblings::kName));
   }
   run_pipeline(graph, passes::default_pipeline(passes::Stage::kFused), pass_options);
-  CompiledModel compiled{codegen::lower_graph(graph, options), {}};
+  CompiledModel compiled{codegen::lower_graph(graph, options), {}, {}};
+  if (lowered) lowered(compiled.program);
   compiled.stats = codegen::compile_program(compiled.program, options);
-  plan_memory(compiled.program);
+  compiled.memory = plan_memory(compiled.program);
   return compiled;
 }
 

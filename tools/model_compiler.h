@@ -3,9 +3,12 @@
 // planning. Shared by kiln compile and kiln bench.
 #pragma once
 
+#include <functional>
+
 #include "codegen/compile_program.h"
 #include "codegen/options.h"
 #include "ir/graph.h"
+#include "runtime/memory_plan.h"
 #include "runtime/program.h"
 #include "tools/pass_options.h"
 
@@ -14,11 +17,15 @@ namespace kiln::tools {
 struct CompiledModel {
   Program program;
   codegen::CompileStats stats;
+  MemoryFigures memory;
 };
 
 // Runs the pipeline on `graph` (in place) and compiles it; `fusion` false disables
-// fuse-kernels and fuse-siblings (one kernel per op).
+// fuse-kernels and fuse-siblings (one kernel per op). `lowered`, when given, sees the program
+// after lowering and before NVRTC (kiln compile --emit-cuda writes the sources there, so they
+// exist even when a kernel fails to compile).
 CompiledModel compile_model(Graph& graph, bool fusion, const PassOptions& passes,
-                            const codegen::CodegenOptions& options);
+                            const codegen::CodegenOptions& options,
+                            const std::function<void(const Program&)>& lowered = {});
 
 }  // namespace kiln::tools

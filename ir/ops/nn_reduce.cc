@@ -101,18 +101,8 @@ std::pair<T, T> dtype_range(DType dtype) {
   if constexpr (std::is_floating_point_v<T>) {
     return {-std::numeric_limits<T>::infinity(), std::numeric_limits<T>::infinity()};
   } else {
-    switch (dtype) {
-      case DType::kI32:
-        return {std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()};
-      case DType::kI8:
-        return {std::numeric_limits<int8_t>::min(), std::numeric_limits<int8_t>::max()};
-      case DType::kU8:
-        return {0, std::numeric_limits<uint8_t>::max()};
-      case DType::kBool:
-        return {0, 1};
-      default:
-        return {std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()};
-    }
+    const auto [lo, hi] = integer_range(dtype);
+    return {static_cast<T>(lo), static_cast<T>(hi)};
   }
 }
 
