@@ -271,6 +271,87 @@ __device__ __forceinline__ void kiln_block_arg_reduce(T& best, long long& best_i
   }
   __syncthreads();
 })"},
+      // Tensor cores (sm_80+), as inline PTX. Fragment layouts (PTX ISA, "Matrix fragments for
+      // mma.m16n8k16 / m16n8k8"), with g = lane / 4 and t = lane % 4:
+      //   f16/bf16 m16n8k16: a[0] = A(g, 2t..2t+1), a[1] = A(g+8, 2t..), a[2] = A(g, 2t+8..),
+      //     a[3] = A(g+8, 2t+8..), two 16-bit values per register, the lower column in the low
+      //     half; b[0] = B(2t..2t+1, g), b[1] = B(2t+8..2t+9, g), the lower k in the low half.
+      //   tf32 m16n8k8: a[0] = A(g, t), a[1] = A(g+8, t), a[2] = A(g, t+4), a[3] = A(g+8, t+4);
+      //     b[0] = B(t, g), b[1] = B(t+4, g); each register one f32 bit pattern rounded to tf32.
+      //   accumulator (both): c[0..1] = C(g, 2t..2t+1), c[2..3] = C(g+8, 2t..2t+1), f32.
+      {"kiln_pack_f16x2",
+       R"(__device__ __forceinline__ unsigned kiln_pack_f16x2(float low, float high) {
+  unsigned bits;
+  asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(bits) : "f"(high), "f"(low));
+  return bits;
+})"},
+      {"kiln_pack_bf16x2",
+       R"(__device__ __forceinline__ unsigned kiln_pack_bf16x2(float low, float high) {
+  unsigned bits;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(bits) : "f"(high), "f"(low));
+  return bits;
+})"},
+      {"kiln_mma_f16_16816",
+       R"(__device__ __forceinline__ void kiln_mma_f16_16816(float* c, const unsigned* a, const unsigned* b) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+})"},
+      {"kiln_mma_bf16_16816",
+       R"(__device__ __forceinline__ void kiln_mma_bf16_16816(float* c, const unsigned* a, const unsigned* b) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+})"},
+      {"kiln_mma_tf32_1688",
+       R"(__device__ __forceinline__ void kiln_mma_tf32_1688(float* c, const unsigned* a, const unsigned* b) {
+  asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+})"},
+      // ldmatrix: each of the 4 (x4) or 2 (x2) 8×8 matrices of 16-bit values is read from the
+      // shared-memory rows whose addresses lanes 8i..8i+7 give (16 bytes a row); register i of
+      // lane l receives row l / 4, columns 2(l % 4)..+1 of matrix i (`trans`: of its transpose).
+      {"kiln_ldmatrix_x4",
+       R"(__device__ __forceinline__ void kiln_ldmatrix_x4(unsigned* r, const void* row) {
+  const unsigned address = static_cast<unsigned>(__cvta_generic_to_shared(row));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(address));
+})"},
+      {"kiln_ldmatrix_x4_trans",
+       R"(__device__ __forceinline__ void kiln_ldmatrix_x4_trans(unsigned* r, const void* row) {
+  const unsigned address = static_cast<unsigned>(__cvta_generic_to_shared(row));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(address));
+})"},
+      {"kiln_ldmatrix_x2",
+       R"(__device__ __forceinline__ void kiln_ldmatrix_x2(unsigned* r, const void* row) {
+  const unsigned address = static_cast<unsigned>(__cvta_generic_to_shared(row));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];"
+               : "=r"(r[0]), "=r"(r[1]) : "r"(address));
+})"},
+      {"kiln_ldmatrix_x2_trans",
+       R"(__device__ __forceinline__ void kiln_ldmatrix_x2_trans(unsigned* r, const void* row) {
+  const unsigned address = static_cast<unsigned>(__cvta_generic_to_shared(row));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];"
+               : "=r"(r[0]), "=r"(r[1]) : "r"(address));
+})"},
+      // cp.async (sm_80+): 16 bytes global → shared without a register round trip; with `valid`
+      // false the 16 shared bytes are zero-filled and global memory is not read.
+      {"kiln_cp_async_16",
+       R"(__device__ __forceinline__ void kiln_cp_async_16(void* shared, const void* global, bool valid) {
+  const unsigned address = static_cast<unsigned>(__cvta_generic_to_shared(shared));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
+               :: "r"(address), "l"(global), "r"(valid ? 16 : 0));
+})"},
+      {"kiln_cp_async_commit", R"(__device__ __forceinline__ void kiln_cp_async_commit() {
+  asm volatile("cp.async.commit_group;");
+})"},
+      // Waits until at most `pending` committed groups are still in flight.
+      {"kiln_cp_async_wait", R"(template <int pending>
+__device__ __forceinline__ void kiln_cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;" :: "n"(pending));
+})"},
   };
   return functions;
 }

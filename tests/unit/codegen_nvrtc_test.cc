@@ -6,6 +6,7 @@
 #include <regex>
 
 #include "codegen/compile_program.h"
+#include "codegen/device_functions.h"
 #include "codegen/native_arch.h"
 #include "codegen/nvrtc_compiler.h"
 #include "ir/error.h"
@@ -84,6 +85,36 @@ TEST(CodegenNvrtc, NativeArchIsTheDevicesOrAClearError) {
     EXPECT_EQ(std::string(error.what()).rfind("no CUDA device; pass --arch sm_80 or sm_90 (", 0),
               0u)
         << error.what();
+  }
+}
+
+// The tensor-core and async-copy helpers are inline PTX that only ptxas checks: a kernel that
+// calls each of them must compile for sm_80 and sm_90.
+TEST(CodegenNvrtc, TensorCoreDeviceFunctionsCompile) {
+  const std::string body = R"(
+extern "C" __global__ void mma_kernel(const unsigned short* in, float* out) {
+  __shared__ __align__(16) unsigned short tile[16 * 16];
+  kiln_cp_async_16(tile + threadIdx.x % 32 * 8, in + threadIdx.x % 32 * 8, threadIdx.x < 32);
+  kiln_cp_async_commit();
+  kiln_cp_async_wait<0>();
+  __syncthreads();
+  unsigned a[4], b[4], a2[2];
+  kiln_ldmatrix_x4(a, tile + threadIdx.x % 16 * 16);
+  kiln_ldmatrix_x4_trans(b, tile + threadIdx.x % 16 * 16);
+  kiln_ldmatrix_x2(a2, tile);
+  kiln_ldmatrix_x2_trans(a2, tile);
+  float c[4] = {0, 0, 0, 0};
+  kiln_mma_f16_16816(c, a, b);
+  kiln_mma_bf16_16816(c, a, b + 2);
+  kiln_mma_tf32_1688(c, a, a2);
+  b[0] = kiln_pack_f16x2(c[0], c[1]) ^ kiln_pack_bf16x2(c[2], c[3]);
+  out[threadIdx.x] = c[0] + c[1] + c[2] + c[3] + b[0];
+}
+)";
+  const std::string source = device_functions_for(body) + body;
+  for (const char* arch : {"sm_80", "sm_90"}) {
+    const NvrtcOutput output = Nvrtc::instance().compile(source, "mma_kernel", arch, false);
+    EXPECT_GT(output.cubin.size(), 4u) << arch;
   }
 }
 
