@@ -14,6 +14,7 @@ a realistic range through the deep networks. The BERT-style encoder is written h
 the ViT is torchvision's VisionTransformer, scaled down.
 """
 import argparse
+import inspect
 import math
 import os
 import time
@@ -181,13 +182,17 @@ def export(name, work_dir):
     model, inputs, output_names = MODELS[name]()
     model.eval()
     path = os.path.join(work_dir, f"{name}.onnx")
+    # torch 2 defaults to its newer exporter from 2.9 on; the TorchScript one (dynamo=False) makes
+    # the same graphs as torch 1.13's, so the tests see one export whichever torch runs them.
+    version_options = ({"dynamo": False}
+                       if "dynamo" in inspect.signature(torch.onnx.export).parameters else {})
     torch.onnx.export(
         model, tuple(inputs.values()), path,
         opset_version=OPSET,
         input_names=list(inputs), output_names=output_names,
         # PRESERVE (with the model in eval mode) keeps BatchNormalization nodes for kiln to fold.
         training=torch.onnx.TrainingMode.PRESERVE,
-        do_constant_folding=False)
+        do_constant_folding=False, **version_options)
     input_dir = os.path.join(work_dir, name, "inputs")
     os.makedirs(input_dir, exist_ok=True)
     for input_name, tensor in inputs.items():
