@@ -27,8 +27,10 @@ import traceback
 
 import torch
 
-from cuda_timing import time_cuda
-from kiln_bench import run_kiln_bench
+SCRIPT_DIR = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(SCRIPT_DIR, "..", "tests", "models"))  # export_models
+from cuda_timing import time_cuda  # noqa: E402
+from kiln_bench import run_kiln_bench  # noqa: E402
 
 TORCH_COLUMNS = ["eager", "compile default", "compile reduce-overhead"]
 KILN_COLUMNS = ["kiln unfused", "kiln fused"]
@@ -36,7 +38,10 @@ MODELS = ["resnet50", "mobilenetv2", "bert", "vit"]
 
 
 def make_model(name, batch):
-    """(module, example inputs as a dict of CPU tensors)."""
+    """(module, example inputs as a dict of CPU tensors). The weights are randomized as the
+    model tests' are (tests/models/export_models.py), so that no output is constant: the CNNs'
+    BatchNorm statistics measured on random batches (with torchvision's initial ones, MobileNetV2's
+    logits are about 1e-9, zero in fp16), the ViT's zero head and constant parameters drawn."""
     torch.manual_seed(0)
     if name == "bert":
         from transformers import BertConfig, BertModel
@@ -45,10 +50,16 @@ def make_model(name, batch):
         mask = torch.ones(batch, 128, dtype=torch.long)
         return model.eval(), {"input_ids": ids, "attention_mask": mask}
     import torchvision
+    from export_models import randomize_batch_norms, randomize_vit_parameters
     constructor = {"resnet50": torchvision.models.resnet50,
                    "mobilenetv2": torchvision.models.mobilenet_v2,
                    "vit": torchvision.models.vit_b_16}[name]
-    return constructor().eval(), {"input": torch.randn(batch, 3, 224, 224)}
+    model = constructor()
+    if name == "vit":
+        randomize_vit_parameters(model)
+    else:
+        randomize_batch_norms(model, [torch.randn(8, 3, 224, 224) for _ in range(2)])
+    return model.eval(), {"input": torch.randn(batch, 3, 224, 224)}
 
 
 def export(model, inputs, path):

@@ -144,15 +144,11 @@ def make_bert():
             ["last_hidden_state", "pooler_output"])
 
 
-def make_vit():
-    """torchvision's ViT: ViT-B/16's image, patch and head sizes and MLP ratio; 4 layers of 256."""
-    hidden = 256
-    model = torchvision.models.vision_transformer.VisionTransformer(
-        image_size=224, patch_size=16, num_layers=4, num_heads=4, hidden_dim=hidden,
-        mlp_dim=4 * hidden, num_classes=1000)
-    # torchvision sets some parameters to constants: a zero head (hence all-equal logits), a zero
-    # class token, zero attention and patch-embedding biases, LayerNorms of ones and zeros.
-    # Randomize each, so that every parameter shows in the logits.
+def randomize_vit_parameters(model):
+    """torchvision sets some of a VisionTransformer's parameters to constants: a zero head (hence
+    all-equal logits), a zero class token, zero attention and patch-embedding biases, LayerNorms
+    of ones and zeros. Randomizes each, so that every parameter shows in the logits."""
+    hidden = model.hidden_dim
     with torch.no_grad():
         nn.init.normal_(model.class_token, std=0.02)  # the scale of the position embedding
         nn.init.normal_(model.conv_proj.bias, std=0.02)
@@ -165,6 +161,15 @@ def make_vit():
             elif isinstance(module, nn.LayerNorm):
                 module.weight.uniform_(0.5, 1.5)
                 module.bias.normal_(0.0, 0.1)
+
+
+def make_vit():
+    """torchvision's ViT: ViT-B/16's image, patch and head sizes and MLP ratio; 4 layers of 256."""
+    hidden = 256
+    model = torchvision.models.vision_transformer.VisionTransformer(
+        image_size=224, patch_size=16, num_layers=4, num_heads=4, hidden_dim=hidden,
+        mlp_dim=4 * hidden, num_classes=1000)
+    randomize_vit_parameters(model)
     image = torch.randn(1, 3, 224, 224)
     return model, {"input": image}, ["logits"]
 
