@@ -73,7 +73,8 @@ double percentile(std::vector<float> values, double fraction) {
 }
 
 // Compiles `variant` for this GPU, runs it on `inputs`, compares with `expected` and times it;
-// returns its figures (kernel_launches, compile_seconds, errors, cosine, median_ms, p90_ms).
+// returns its figures (kernel_launches, compile_seconds, max_abs_error, max_rel_error, cosine,
+// median_ms, p90_ms).
 // Throws what compiling, loading or running throws.
 nlohmann::json bench_variant(const std::string& variant, const BenchOptions& options,
                              const onnx_import::ImportOptions& import_options,
