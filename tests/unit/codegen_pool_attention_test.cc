@@ -1,6 +1,7 @@
 // Tests of the pooling and attention emitters through lowering (codegen/pool_emitter.h,
 // codegen/attention_emitter.h): launch geometry, kernels that compile with NVRTC for sm_80 and
-// sm_90, max_pool_with_indices writing both results from one kernel, and the refusal of an
+// sm_90, max_pool_with_indices writing both results from one kernel, 16-bit attention on tensor
+// cores (grid and warps), and the refusal of an f32
 // attention row that does not fit in shared memory. The emitted text is checked by
 // tests/codegen/pool_attention_kernels.kir; results on a GPU by gpu_node_tests.
 #include <gtest/gtest.h>
@@ -32,30 +33,29 @@ void compile_for_sm80_and_sm90(Program& program) {
   }
 }
 
-// Attention over `keys` keys of head size 64: [1, 2, 16, 64] queries.
-std::string attention_graph(int keys) {
-  const std::string k = std::to_string(keys);
-  return "graph @g(%q: f32[1,2,16,64], %k: f32[1,2,64," + k + "], %v: f32[1,2," + k +
-         ",64]) -> (f32[1,2,16,64]) {\n"
-         "  %0 = fusion.attention(%q, %k, %v) {\n"
-         "    ^(%a: f32[1,2,16,64], %b: f32[1,2,64," +
-         k + "], %c: f32[1,2," + k +
-         ",64]):\n"
-         "    %scale = const f32[] 0.125\n"
-         "    %s = matmul(%a, %b) : f32[1,2,16," +
-         k +
-         "]\n"
-         "    %t = mul(%s, %scale) : f32[1,2,16," +
-         k +
-         "]\n"
-         "    %p = softmax(%t) {axis=-1} : f32[1,2,16," +
-         k +
-         "]\n"
-         "    %o = matmul(%p, %c) : f32[1,2,16,64]\n"
-         "    yield %o\n"
-         "  } : f32[1,2,16,64] loc(\"/Attention\")\n"
-         "  return %0\n"
-         "}\n";
+// Attention of `dtype` over [batch, heads, queries, 64] queries and `keys` keys of head size 64,
+// scores scaled before the softmax; 16-bit scores are cast to f32 around it (as the mixed
+// precision pass writes it).
+std::string attention_graph(int keys, const std::string& dtype = "f32", int batch = 1,
+                            int heads = 2, int queries = 16) {
+  const std::string prefix =
+      dtype + "[" + std::to_string(batch) + "," + std::to_string(heads) + ",";
+  const std::string q = prefix + std::to_string(queries) + ",64]";
+  const std::string k = prefix + "64," + std::to_string(keys) + "]";
+  const std::string v = prefix + std::to_string(keys) + ",64]";
+  const std::string s = prefix + std::to_string(queries) + "," + std::to_string(keys) + "]";
+  const std::string f = "f32" + s.substr(dtype.size());
+  const bool is_f32 = dtype == "f32";
+  return "graph @g(%q: " + q + ", %k: " + k + ", %v: " + v + ") -> (" + q + ") {\n" +
+         "  %0 = fusion.attention(%q, %k, %v) {\n" + "    ^(%a: " + q + ", %b: " + k +
+         ", %c: " + v + "):\n" + "    %scale = const " + dtype + "[] 0.125\n" +
+         "    %s = matmul(%a, %b) : " + s + "\n" + "    %t = mul(%s, %scale) : " + s + "\n" +
+         (is_f32 ? "    %p = softmax(%t) {axis=-1} : " + s + "\n"
+                 : "    %u = cast(%t) {to=f32} : " + f + "\n" +
+                       "    %w = softmax(%u) {axis=-1} : " + f + "\n" +
+                       "    %p = cast(%w) {to=" + dtype + "} : " + s + "\n") +
+         "    %o = matmul(%p, %c) : " + q + "\n" + "    yield %o\n" + "  } : " + q +
+         " loc(\"/Attention\")\n" + "  return %0\n" + "}\n";
 }
 
 TEST(CodegenPoolAttention, MaxPoolWithIndicesIsOneKernelOfOneThreadPerOutput) {
@@ -76,6 +76,30 @@ TEST(CodegenPoolAttention, AttentionIsABlockPerQueryRow) {
   EXPECT_EQ(program.steps[0].grid, (std::array<uint32_t, 3>{32, 1, 1}));  // 2 heads × 16 rows
   EXPECT_EQ(program.steps[0].block, (std::array<uint32_t, 3>{128, 1, 1}));
   EXPECT_NE(program.kernels[0].source.find("__shared__ float g_p[197];"), std::string::npos)
+      << program.kernels[0].source;
+  compile_for_sm80_and_sm90(program);
+}
+
+TEST(CodegenPoolAttention, HalfAttentionIsTiledOnTensorCores) {
+  // 2 heads × 16 rows: one warp a block (16 rows), one block a head.
+  Program program = lower_text(attention_graph(197, "f16"));
+  ASSERT_EQ(program.steps.size(), 1u);
+  EXPECT_EQ(program.steps[0].grid, (std::array<uint32_t, 3>{2, 1, 1}));
+  EXPECT_EQ(program.steps[0].block, (std::array<uint32_t, 3>{32, 1, 1}));
+  EXPECT_NE(program.kernels[0].source.find("kiln_mma_f16_16816(g_s[g_n], g_qf[g_kk], g_kf);"),
+            std::string::npos)
+      << program.kernels[0].source;
+  compile_for_sm80_and_sm90(program);
+}
+
+TEST(CodegenPoolAttention, TensorCoreAttentionTakesFourWarpsWhenTheGridIsLarge) {
+  // BERT-base's shape: 8 × 12 heads × 2 tiles of 64 rows = 192 blocks of 4 warps.
+  Program program = lower_text(attention_graph(128, "bf16", 8, 12, 128));
+  ASSERT_EQ(program.steps.size(), 1u);
+  EXPECT_EQ(program.steps[0].grid, (std::array<uint32_t, 3>{192, 1, 1}));
+  EXPECT_EQ(program.steps[0].block, (std::array<uint32_t, 3>{128, 1, 1}));
+  EXPECT_NE(program.kernels[0].source.find("kiln_mma_bf16_16816(g_o[g_c], g_pf, g_vf);"),
+            std::string::npos)
       << program.kernels[0].source;
   compile_for_sm80_and_sm90(program);
 }
