@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <limits>
 
 #include "ir/cuda_expr.h"
@@ -11,11 +12,13 @@
 namespace kiln::codegen {
 namespace {
 
+constexpr int64_t kThreads = 128;
+constexpr int64_t kWarps = kThreads / 32;
 constexpr int64_t kKeyTile = 64;
 constexpr int64_t kWarpRows = 16;
 constexpr int64_t kMaxHeadSize = 128;
 constexpr int64_t kPadding = 8;         // 16-bit values after each shared-memory row
-constexpr int64_t kTargetBlocks = 128;  // fewer warps a block below this many blocks
+constexpr int64_t kTargetBlocks = 128;  // split the keys between warps below this many blocks
 
 bool is_16_bit(DType dtype) { return dtype == DType::kF16 || dtype == DType::kBF16; }
 
@@ -33,7 +36,8 @@ std::string mma_function(DType dtype) {
   return dtype == DType::kF16 ? "kiln_mma_f16_16816" : "kiln_mma_bf16_16816";
 }
 
-// Whether only casts (to a wider float or to P''s type) lead from the softmax to P'.
+// Whether only casts (to a wider float or to P''s type) lead from the softmax to P': then the
+// probabilities may be rounded before they are normalized (one pass, online softmax).
 bool casts_only_to_probabilities(const AttentionShape& a) {
   const DType target = a.output->operand(0)->type().dtype;
   for (const Value* value = a.output->operand(0); value != a.softmax->result();) {
@@ -48,208 +52,407 @@ bool casts_only_to_probabilities(const AttentionShape& a) {
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-// Warps a block: 4, unless the grid would have fewer than kTargetBlocks blocks.
-int64_t warps_for(const AttentionShape& a) {
-  for (int64_t warps : {4, 2}) {
-    if (a.batch_count * ceil_div(a.queries, warps * kWarpRows) >= kTargetBlocks) return warps;
-  }
-  return 1;
-}
-
 // A 32-bit word of 16-bit shared memory at element offset `at`.
 std::string word(const std::string& array, const std::string& at) {
   return fmt::format("*reinterpret_cast<unsigned*>(&{}[{}])", array, at);
 }
+
+// Writes the kernel. The block's 4 warps are row_warps groups of 16 query rows × key_splits
+// slices of each key tile.
+class MmaAttentionWriter {
+ public:
+  MmaAttentionWriter(const KernelBody& body, const AttentionShape& a, KernelSpec& spec)
+      : body_(body), a_(a), spec_(spec) {
+    row_warps_ = 1;
+    for (int64_t warps : {4, 2}) {
+      if (a.batch_count * ceil_div(a.queries, warps * kWarpRows) >= kTargetBlocks) {
+        row_warps_ = warps;
+        break;
+      }
+    }
+    key_splits_ = kWarps / row_warps_;
+    query_tile_ = row_warps_ * kWarpRows;
+    split_keys_ = kKeyTile / key_splits_;
+    tiles_ = ceil_div(a.queries, query_tile_);
+    k_stride_ = a.depth + kPadding;
+    qk_type_ = operand_type(*a.scores);
+    pv_type_ = operand_type(*a.output);
+    online_ = casts_only_to_probabilities(a);
+    minus_inf_ = cuda_literal(-std::numeric_limits<double>::infinity(), DType::kF32);
+  }
+
+  void write() {
+    if (a_.batch_count * tiles_ > std::numeric_limits<int32_t>::max()) {
+      throw UnsupportedError(a_.softmax->describe() + ": too many query tiles for one launch");
+    }
+    outputs_ =
+        begin_spec(spec_, body_, kThreads, {static_cast<uint32_t>(a_.batch_count * tiles_), 1, 1});
+    CodeWriter code(1);
+    ElementEmitter e(code, spec_.params, index_type_for(body_, 0));
+    declarations(e);
+    query_fragments(e);
+    code.line(fmt::format("float g_o[{}][4] = {{}};", a_.columns / 8));
+    code.line(fmt::format("float g_max[2] = {{{0}, {0}}}, g_sum[2] = {{0.0f, 0.0f}};", minus_inf_));
+    if (online_) {
+      key_loop(e, /*statistics_only=*/false);
+      sum_over_quad(e);
+    } else {
+      key_loop(e, /*statistics_only=*/true);
+      sum_over_quad(e);
+      if (key_splits_ > 1) combine_statistics(e);
+      key_loop(e, /*statistics_only=*/false);
+    }
+    epilogue(e);
+    spec_.body = code.text();
+  }
+
+ private:
+  void declarations(ElementEmitter& e) {
+    CodeWriter& code = e.code();
+    const int64_t tiles_bytes = 2 * (kKeyTile * k_stride_ + a_.columns * (kKeyTile + kPadding));
+    const int64_t partial_bytes = 4 * kWarps * kWarpRows * a_.columns;
+    code.line(fmt::format("__shared__ __align__(16) unsigned char g_shared[{}];",
+                          std::max(tiles_bytes, partial_bytes)));
+    code.line(fmt::format("__shared__ float g_row_max[{0}], g_row_sum[{0}];", kWarps * kWarpRows));
+    code.line("unsigned short* const g_k = reinterpret_cast<unsigned short*>(g_shared);");
+    code.line(fmt::format("unsigned short* const g_v = g_k + {};", kKeyTile * k_stride_));
+    code.line("float* const g_part = reinterpret_cast<float*>(g_shared);");
+    code.line(fmt::format("const {} g_b = blockIdx.x / {};", e.index_type(), tiles_));
+    code.line(fmt::format("const int g_m0 = blockIdx.x % {} * {};", tiles_, query_tile_));
+    code.line(
+        "const int g_warp = threadIdx.x / 32, g_g = threadIdx.x % 32 / 4, g_t = threadIdx.x % 4;");
+    code.line(fmt::format("const int g_rows = g_warp % {} * {};", row_warps_, kWarpRows));
+    code.line(fmt::format("const int g_split = g_warp / {} * {};", row_warps_, split_keys_));
+  }
+
+  // A loop of `count` elements spread over the block (count is a multiple of kThreads).
+  void open_spread_loop(ElementEmitter& e, int64_t count) {
+    e.code().line("#pragma unroll");
+    e.open_block(fmt::format("for (int g_l = 0; g_l < {}; ++g_l)", count / kThreads));
+    e.code().line(fmt::format("const int g_i = threadIdx.x + g_l * {};", kThreads));
+  }
+
+  // The Q' tile, staged in g_k (rows past M read row M - 1), into A fragments.
+  void query_fragments(ElementEmitter& e) {
+    CodeWriter& code = e.code();
+    const int64_t d = a_.depth;
+    open_spread_loop(e, query_tile_ * d / 2);
+    code.line(fmt::format("const int g_r = g_i / {}, g_c = g_i % {} * 2;", d / 2, d / 2));
+    code.line(fmt::format("const int g_q = min(g_m0 + g_r, {});", a_.queries - 1));
+    const std::string lo = operand(e, *a_.scores, 0, "g_q", "g_c", a_.queries, d);
+    const std::string hi = operand(e, *a_.scores, 0, "g_q", "g_c + 1", a_.queries, d);
+    code.line(fmt::format("{} = {}({}, {});", word("g_k", fmt::format("g_r * {} + g_c", k_stride_)),
+                          pack_function(qk_type_), lo, hi));
+    e.close_block();
+    code.line("__syncthreads();");
+    code.line(fmt::format("unsigned g_qf[{}][4];", d / 16));
+    code.line("#pragma unroll");
+    e.open_block(fmt::format("for (int g_kk = 0; g_kk < {}; ++g_kk)", d / 16));
+    code.line(
+        fmt::format("const int g_at = (g_rows + g_g) * {} + g_kk * 16 + 2 * g_t;", k_stride_));
+    for (int r = 0; r < 4; ++r) {
+      const std::string offset = fmt::format("g_at + {}", (r % 2) * 8 * k_stride_ + (r / 2) * 8);
+      code.line(fmt::format("g_qf[g_kk][{}] = {};", r, word("g_k", offset)));
+    }
+    e.close_block();
+  }
+
+  std::string operand(ElementEmitter& e, const Node& matmul, size_t i, const std::string& r,
+                      const std::string& c, int64_t r_size, int64_t c_size) {
+    return matmul_operand(e, matmul, i, a_.batch, "g_b", r, c, r_size, c_size);
+  }
+
+  // One pass over the key tiles: the scores and the row statistics; unless statistics_only, the
+  // probabilities and O += P'·V' too.
+  void key_loop(ElementEmitter& e, bool statistics_only) {
+    CodeWriter& code = e.code();
+    e.open_block(fmt::format("for (int g_key0 = 0; g_key0 < {}; g_key0 += {})", a_.keys, kKeyTile));
+    code.line("__syncthreads();");
+    load_keys(e);
+    if (!statistics_only) load_values(e);
+    code.line("__syncthreads();");
+    scores(e);
+    if (statistics_only || online_) statistics(e, !statistics_only);
+    if (!statistics_only) {
+      if (!online_) normalized_probabilities(e);
+      accumulate_output(e);
+    }
+    e.close_block();
+  }
+
+  // K' as [key][d], keys past N zero.
+  void load_keys(ElementEmitter& e) {
+    CodeWriter& code = e.code();
+    const int64_t d = a_.depth, n = a_.keys;
+    open_spread_loop(e, kKeyTile * d / 2);
+    code.line(fmt::format("const int g_r = g_i / {}, g_c = g_i % {} * 2;", d / 2, d / 2));
+    code.line(fmt::format("const int g_key = min(g_key0 + g_r, {});", n - 1));
+    const std::string lo = operand(e, *a_.scores, 1, "g_c", "g_key", d, n);
+    const std::string hi = operand(e, *a_.scores, 1, "g_c + 1", "g_key", d, n);
+    code.line(fmt::format("{} = g_key0 + g_r < {} ? {}({}, {}) : 0u;",
+                          word("g_k", fmt::format("g_r * {} + g_c", k_stride_)), n,
+                          pack_function(qk_type_), lo, hi));
+    e.close_block();
+  }
+
+  // V' transposed, as [e][key], keys past N zero.
+  void load_values(ElementEmitter& e) {
+    CodeWriter& code = e.code();
+    const int64_t n = a_.keys, cols = a_.columns;
+    open_spread_loop(e, kKeyTile / 2 * cols);
+    code.line(fmt::format("const int g_c = g_i % {}, g_r = g_i / {} * 2;", cols, cols));
+    code.line(fmt::format(
+        "const int g_key_lo = min(g_key0 + g_r, {0}), g_key_hi = min(g_key0 + g_r + 1, {0});",
+        n - 1));
+    const std::string lo = operand(e, *a_.output, 1, "g_key_lo", "g_c", n, cols);
+    const std::string hi = operand(e, *a_.output, 1, "g_key_hi", "g_c", n, cols);
+    code.line(
+        fmt::format("{} = {}(g_key0 + g_r < {} ? {} : 0.0f, g_key0 + g_r + 1 < {} ? {} : 0.0f);",
+                    word("g_v", fmt::format("g_c * {} + g_r", kKeyTile + kPadding)),
+                    pack_function(pv_type_), n, lo, n, hi));
+    e.close_block();
+  }
+
+  // The flat index of score (g_q, g_key) and the statements binding g_q and g_key for fragment
+  // element (g_n, g_h).
+  std::string score_index(ElementEmitter& e) {
+    CodeWriter& code = e.code();
+    code.line(
+        fmt::format("const int g_q = min(g_m0 + g_rows + g_g + g_h / 2 * 8, {});", a_.queries - 1));
+    code.line("const int g_key = g_key0 + g_split + g_n * 8 + 2 * g_t + g_h % 2;");
+    return e.index_temp(
+        fmt::format("(g_b * {} + g_q) * {} + min(g_key, {})", a_.queries, a_.keys, a_.keys - 1));
+  }
+
+  void open_fragment_loops(ElementEmitter& e) {
+    e.code().line("#pragma unroll");
+    e.open_block(fmt::format("for (int g_n = 0; g_n < {}; ++g_n)", split_keys_ / 8));
+    e.code().line("#pragma unroll");
+    e.open_block("for (int g_h = 0; g_h < 4; ++g_h)");
+  }
+
+  // S = Q'·K' for the warp's 16 rows and its keys of the tile, then the score ops per element;
+  // keys past N score -inf.
+  void scores(ElementEmitter& e) {
+    CodeWriter& code = e.code();
+    code.line(fmt::format("float g_s[{}][4] = {{}};", split_keys_ / 8));
+    code.line("#pragma unroll");
+    e.open_block(fmt::format("for (int g_kk = 0; g_kk < {}; ++g_kk)", a_.depth / 16));
+    code.line("#pragma unroll");
+    e.open_block(fmt::format("for (int g_n = 0; g_n < {}; ++g_n)", split_keys_ / 8));
+    code.line(fmt::format("const int g_at = (g_split + g_n * 8 + g_g) * {} + g_kk * 16 + 2 * g_t;",
+                          k_stride_));
+    code.line(fmt::format("const unsigned g_kf[2] = {{{}, {}}};", word("g_k", "g_at"),
+                          word("g_k", "g_at + 8")));
+    code.line(fmt::format("{}(g_s[g_n], g_qf[g_kk], g_kf);", mma_function(qk_type_)));
+    e.close_block();
+    e.close_block();
+    open_fragment_loops(e);
+    const std::string at = score_index(e);
+    e.bind(a_.scores->result(), at, e.temp("float", rounded(*a_.scores, "g_s[g_n][g_h]")));
+    code.line(fmt::format("g_s[g_n][g_h] = g_key < {} ? {} : {};", a_.keys,
+                          e.element(a_.softmax->operand(0), at), minus_inf_));
+    e.close_block();
+    e.close_block();
+  }
+
+  // The running max and sum of rows g (r = 0) and g + 8 (r = 1) over the warp's keys; the
+  // four lanes of a row agree on its max. With `probabilities`, the scores become
+  // exp(s - max) and the accumulator is rescaled.
+  void statistics(ElementEmitter& e, bool probabilities) {
+    CodeWriter& code = e.code();
+    code.line("#pragma unroll");
+    e.open_block("for (int g_r = 0; g_r < 2; ++g_r)");
+    code.line(fmt::format("float g_tile_max = {};", minus_inf_));
+    code.line("#pragma unroll");
+    e.open_block(fmt::format("for (int g_n = 0; g_n < {}; ++g_n)", split_keys_ / 8));
+    code.line(
+        "g_tile_max = kiln_max(g_tile_max, kiln_max(g_s[g_n][2 * g_r], g_s[g_n][2 * g_r + 1]));");
+    e.close_block();
+    code.line("g_tile_max = kiln_max(g_tile_max, __shfl_xor_sync(0xffffffffu, g_tile_max, 1));");
+    code.line("g_tile_max = kiln_max(g_tile_max, __shfl_xor_sync(0xffffffffu, g_tile_max, 2));");
+    code.line("const float g_new_max = kiln_max(g_max[g_r], g_tile_max);");
+    code.line(fmt::format("const float g_base = g_new_max == {} ? 0.0f : g_new_max;", minus_inf_));
+    code.line("const float g_scale = exp(g_max[g_r] - g_base);");
+    code.line("g_max[g_r] = g_new_max;");
+    code.line("g_sum[g_r] *= g_scale;");
+    if (probabilities) {
+      code.line("#pragma unroll");
+      e.open_block(fmt::format("for (int g_c = 0; g_c < {}; ++g_c)", a_.columns / 8));
+      code.line("g_o[g_c][2 * g_r] *= g_scale;");
+      code.line("g_o[g_c][2 * g_r + 1] *= g_scale;");
+      e.close_block();
+    }
+    code.line("#pragma unroll");
+    e.open_block(fmt::format("for (int g_n = 0; g_n < {}; ++g_n)", split_keys_ / 8));
+    code.line("#pragma unroll");
+    e.open_block("for (int g_h = 2 * g_r; g_h < 2 * g_r + 2; ++g_h)");
+    code.line("const float g_p = exp(g_s[g_n][g_h] - g_base);");
+    code.line("g_sum[g_r] += g_p;");
+    if (probabilities) code.line("g_s[g_n][g_h] = g_p;");
+    e.close_block();
+    e.close_block();
+    e.close_block();
+  }
+
+  // Lanes of a row hold partial sums over their keys; each gets the warp's total.
+  void sum_over_quad(ElementEmitter& e) {
+    CodeWriter& code = e.code();
+    code.line("#pragma unroll");
+    e.open_block("for (int g_r = 0; g_r < 2; ++g_r)");
+    code.line("g_sum[g_r] += __shfl_xor_sync(0xffffffffu, g_sum[g_r], 1);");
+    code.line("g_sum[g_r] += __shfl_xor_sync(0xffffffffu, g_sum[g_r], 2);");
+    e.close_block();
+  }
+
+  // Each warp's row statistics to shared memory (lane t = 0 of each row).
+  void store_statistics(ElementEmitter& e) {
+    CodeWriter& code = e.code();
+    e.open_block("if (g_t == 0)");
+    code.line("#pragma unroll");
+    e.open_block("for (int g_r = 0; g_r < 2; ++g_r)");
+    code.line(fmt::format("g_row_max[g_warp * {} + g_g + 8 * g_r] = g_max[g_r];", kWarpRows));
+    code.line(fmt::format("g_row_sum[g_warp * {} + g_g + 8 * g_r] = g_sum[g_r];", kWarpRows));
+    e.close_block();
+    e.close_block();
+  }
+
+  // The max over the key splits of row `local` (of the block's tile) into `top`, and the
+  // corresponding base (0 when the max is -inf) into `base`.
+  void split_max(ElementEmitter& e, const std::string& local) {
+    CodeWriter& code = e.code();
+    code.line(fmt::format("float g_top = {};", minus_inf_));
+    code.line("#pragma unroll");
+    e.open_block(fmt::format("for (int g_ks = 0; g_ks < {}; ++g_ks)", key_splits_));
+    code.line(
+        fmt::format("g_top = kiln_max(g_top, g_row_max[g_ks * {} + {}]);", query_tile_, local));
+    e.close_block();
+    code.line(fmt::format("const float g_top_base = g_top == {} ? 0.0f : g_top;", minus_inf_));
+  }
+
+  // Exact softmax with split keys: every warp takes the row max and sum over all splits.
+  void combine_statistics(ElementEmitter& e) {
+    CodeWriter& code = e.code();
+    store_statistics(e);
+    code.line("__syncthreads();");
+    code.line("#pragma unroll");
+    e.open_block("for (int g_r = 0; g_r < 2; ++g_r)");
+    code.line("const int g_local = g_rows + g_g + 8 * g_r;");
+    split_max(e, "g_local");
+    code.line("float g_total = 0.0f;");
+    code.line("#pragma unroll");
+    e.open_block(fmt::format("for (int g_ks = 0; g_ks < {}; ++g_ks)", key_splits_));
+    code.line(fmt::format("const int g_at = g_ks * {} + g_local;", query_tile_));
+    code.line("g_total += g_row_sum[g_at] * exp(g_row_max[g_at] - g_top_base);");
+    e.close_block();
+    code.line("g_max[g_r] = g_top;");
+    code.line("g_sum[g_r] = g_total;");
+    e.close_block();
+  }
+
+  // Exact softmax: P = exp(s - max) / sum at each score's index, then the ops up to P'.
+  void normalized_probabilities(ElementEmitter& e) {
+    CodeWriter& code = e.code();
+    open_fragment_loops(e);
+    const std::string at = score_index(e);
+    code.line(fmt::format("const float g_base = g_max[g_h / 2] == {} ? 0.0f : g_max[g_h / 2];",
+                          minus_inf_));
+    e.bind(a_.softmax->result(), at,
+           e.temp("float", rounded(*a_.softmax, "exp(g_s[g_n][g_h] - g_base) / g_sum[g_h / 2]")));
+    code.line(fmt::format("g_s[g_n][g_h] = {};", e.element(a_.output->operand(0), at)));
+    e.close_block();
+    e.close_block();
+  }
+
+  // O += P'·V': the score fragments of keys 16k..16k+15 are P''s A fragment, rounded to its
+  // 16-bit type as they pack.
+  void accumulate_output(ElementEmitter& e) {
+    CodeWriter& code = e.code();
+    code.line("#pragma unroll");
+    e.open_block(fmt::format("for (int g_kk = 0; g_kk < {}; ++g_kk)", split_keys_ / 16));
+    code.line(fmt::format(
+        "const unsigned g_pf[4] = {{{0}(g_s[2 * g_kk][0], g_s[2 * g_kk][1]), {0}(g_s[2 * g_kk][2], "
+        "g_s[2 * g_kk][3]), {0}(g_s[2 * g_kk + 1][0], g_s[2 * g_kk + 1][1]), {0}(g_s[2 * g_kk + "
+        "1][2], g_s[2 * g_kk + 1][3])}};",
+        pack_function(pv_type_)));
+    code.line("#pragma unroll");
+    e.open_block(fmt::format("for (int g_c = 0; g_c < {}; ++g_c)", a_.columns / 8));
+    code.line(fmt::format("const int g_at = (g_c * 8 + g_g) * {} + g_split + g_kk * 16 + 2 * g_t;",
+                          kKeyTile + kPadding));
+    code.line(fmt::format("const unsigned g_vf[2] = {{{}, {}}};", word("g_v", "g_at"),
+                          word("g_v", "g_at + 8")));
+    code.line(fmt::format("{}(g_o[g_c], g_pf, g_vf);", mma_function(pv_type_)));
+    e.close_block();
+    e.close_block();
+  }
+
+  // Each warp's partial O (and, online, its row statistics) through shared memory; the block's
+  // threads then combine the key splits of each output element and write it through the
+  // epilogue (rows past M are not stored).
+  void epilogue(ElementEmitter& e) {
+    CodeWriter& code = e.code();
+    const int64_t cols = a_.columns;
+    code.line("__syncthreads();");
+    code.line("#pragma unroll");
+    e.open_block(fmt::format("for (int g_c = 0; g_c < {}; ++g_c)", cols / 8));
+    code.line("#pragma unroll");
+    e.open_block("for (int g_h = 0; g_h < 4; ++g_h)");
+    code.line(fmt::format(
+        "g_part[(g_warp * {} + g_g + g_h / 2 * 8) * {} + g_c * 8 + 2 * g_t + g_h % 2] = "
+        "g_o[g_c][g_h];",
+        kWarpRows, cols));
+    e.close_block();
+    e.close_block();
+    if (online_) store_statistics(e);
+    code.line("__syncthreads();");
+    open_spread_loop(e, query_tile_ * cols);
+    code.line(fmt::format("const int g_local = g_i / {}, g_c = g_i % {};", cols, cols));
+    code.line("const int g_q = g_m0 + g_local;");
+    e.open_block(fmt::format("if (g_q < {})", a_.queries));
+    code.line(online_ ? "float g_num = 0.0f, g_den = 0.0f;" : "float g_num = 0.0f;");
+    if (online_) split_max(e, "g_local");
+    code.line("#pragma unroll");
+    e.open_block(fmt::format("for (int g_ks = 0; g_ks < {}; ++g_ks)", key_splits_));
+    code.line(fmt::format("const int g_at = g_ks * {} + g_local;", query_tile_));
+    if (online_) {
+      code.line("const float g_factor = exp(g_row_max[g_at] - g_top_base);");
+      code.line(fmt::format("g_num += g_part[g_at * {} + g_c] * g_factor;", cols));
+      code.line("g_den += g_row_sum[g_at] * g_factor;");
+    } else {
+      code.line(fmt::format("g_num += g_part[g_at * {} + g_c];", cols));
+    }
+    e.close_block();
+    const std::string at =
+        e.index_temp(fmt::format("(g_b * {} + g_q) * {} + g_c", a_.queries, cols));
+    e.bind(a_.output->result(), at,
+           e.temp("float", rounded(*a_.output, online_ ? "g_num / g_den" : "g_num")));
+    store_outputs(e, body_, outputs_, at);
+    e.close_block();
+    e.close_block();
+  }
+
+  const KernelBody& body_;
+  const AttentionShape& a_;
+  KernelSpec& spec_;
+  std::vector<std::string> outputs_;
+  int64_t row_warps_ = 1, key_splits_ = 1, query_tile_ = 0, split_keys_ = 0, tiles_ = 0;
+  int64_t k_stride_ = 0;
+  DType qk_type_ = DType::kF16, pv_type_ = DType::kF16;
+  bool online_ = true;
+  std::string minus_inf_;
+};
 
 }  // namespace
 
 bool fits_mma_attention(const AttentionShape& a) {
   return is_16_bit(operand_type(*a.scores)) && is_16_bit(operand_type(*a.output)) &&
          a.depth % 16 == 0 && a.depth <= kMaxHeadSize && a.columns % 8 == 0 &&
-         a.columns <= kMaxHeadSize && a.softmax->result()->type().dtype != DType::kF64 &&
-         casts_only_to_probabilities(a);
+         a.columns <= kMaxHeadSize && a.softmax->result()->type().dtype != DType::kF64;
 }
 
-KernelSpec emit_mma_attention_kernel(const KernelBody& body, const AttentionShape& a) {
-  const int64_t warps = warps_for(a);
-  const int64_t threads = warps * 32, query_tile = warps * kWarpRows;
-  const int64_t tiles = ceil_div(a.queries, query_tile);
-  if (a.batch_count * tiles > std::numeric_limits<int32_t>::max()) {
-    throw UnsupportedError(a.softmax->describe() + ": too many query tiles for one launch");
-  }
-  const int64_t m = a.queries, n = a.keys, d = a.depth, cols = a.columns;
-  const int64_t k_stride = d + kPadding, v_stride = kKeyTile + kPadding;
-  const DType qk_type = operand_type(*a.scores), pv_type = operand_type(*a.output);
-  const std::string qk_pack = pack_function(qk_type), pv_pack = pack_function(pv_type);
-  const std::string minus_inf = cuda_literal(-std::numeric_limits<double>::infinity(), DType::kF32);
-
+KernelSpec emit_mma_attention_kernel(const KernelBody& body, const AttentionShape& shape) {
   KernelSpec spec;
-  const std::vector<std::string> outputs =
-      begin_spec(spec, body, static_cast<uint32_t>(threads),
-                 {static_cast<uint32_t>(a.batch_count * tiles), 1, 1});
-  CodeWriter code(1);
-  ElementEmitter e(code, spec.params, index_type_for(body, 0));
-  const std::string& index = e.index_type();
-  code.line(fmt::format("__shared__ __align__(16) unsigned short g_k[{}];", kKeyTile * k_stride));
-  code.line(fmt::format("__shared__ __align__(16) unsigned short g_v[{}];", cols * v_stride));
-  code.line(fmt::format("const {} g_b = blockIdx.x / {};", index, tiles));
-  code.line(fmt::format("const int g_m0 = blockIdx.x % {} * {};", tiles, query_tile));
-  code.line(
-      "const int g_warp = threadIdx.x / 32, g_g = threadIdx.x % 32 / 4, g_t = threadIdx.x % 4;");
-  code.line(fmt::format("const int g_row0 = g_m0 + g_warp * {};", kWarpRows));
-
-  // The Q' tile, staged in g_k, into A fragments.
-  e.open_block(
-      fmt::format("for (int g_i = threadIdx.x; g_i < {}; g_i += {})", query_tile * d / 2, threads));
-  code.line(fmt::format("const int g_r = g_i / {}, g_c = g_i % {} * 2;", d / 2, d / 2));
-  code.line(fmt::format("const int g_q = min(g_m0 + g_r, {});", m - 1));
-  const std::string q_lo = matmul_operand(e, *a.scores, 0, a.batch, "g_b", "g_q", "g_c", m, d);
-  const std::string q_hi = matmul_operand(e, *a.scores, 0, a.batch, "g_b", "g_q", "g_c + 1", m, d);
-  code.line(fmt::format("{} = {}({}, {});", word("g_k", fmt::format("g_r * {} + g_c", k_stride)),
-                        qk_pack, q_lo, q_hi));
-  e.close_block();
-  code.line("__syncthreads();");
-  code.line(fmt::format("unsigned g_qf[{}][4];", d / 16));
-  code.line("#pragma unroll");
-  e.open_block(fmt::format("for (int g_kk = 0; g_kk < {}; ++g_kk)", d / 16));
-  code.line(fmt::format("const int g_at = (g_warp * {} + g_g) * {} + g_kk * 16 + 2 * g_t;",
-                        kWarpRows, k_stride));
-  for (int r = 0; r < 4; ++r) {
-    const std::string offset = fmt::format("g_at + {}", (r % 2) * 8 * k_stride + (r / 2) * 8);
-    code.line(fmt::format("g_qf[g_kk][{}] = {};", r, word("g_k", offset)));
-  }
-  e.close_block();
-  code.line(fmt::format("float g_o[{}][4] = {{}};", cols / 8));
-  code.line(
-      fmt::format("float g_max[2] = {{{}, {}}}, g_sum[2] = {{0.0f, 0.0f}};", minus_inf, minus_inf));
-
-  e.open_block(fmt::format("for (int g_key0 = 0; g_key0 < {}; g_key0 += {})", n, kKeyTile));
-  code.line("__syncthreads();");
-  // K' as [key][d], keys past N zero.
-  e.open_block(
-      fmt::format("for (int g_i = threadIdx.x; g_i < {}; g_i += {})", kKeyTile * d / 2, threads));
-  code.line(fmt::format("const int g_r = g_i / {}, g_c = g_i % {} * 2;", d / 2, d / 2));
-  code.line(fmt::format("const int g_key = min(g_key0 + g_r, {});", n - 1));
-  const std::string k_lo = matmul_operand(e, *a.scores, 1, a.batch, "g_b", "g_c", "g_key", d, n);
-  const std::string k_hi =
-      matmul_operand(e, *a.scores, 1, a.batch, "g_b", "g_c + 1", "g_key", d, n);
-  code.line(fmt::format("{} = g_key0 + g_r < {} ? {}({}, {}) : 0u;",
-                        word("g_k", fmt::format("g_r * {} + g_c", k_stride)), n, qk_pack, k_lo,
-                        k_hi));
-  e.close_block();
-  // V' transposed, as [e][key], keys past N zero.
-  e.open_block(fmt::format("for (int g_i = threadIdx.x; g_i < {}; g_i += {})", kKeyTile / 2 * cols,
-                           threads));
-  code.line(fmt::format("const int g_c = g_i % {}, g_r = g_i / {} * 2;", cols, cols));
-  code.line(fmt::format(
-      "const int g_key_lo = min(g_key0 + g_r, {}), g_key_hi = min(g_key0 + g_r + 1, {});", n - 1,
-      n - 1));
-  const std::string v_lo =
-      matmul_operand(e, *a.output, 1, a.batch, "g_b", "g_key_lo", "g_c", n, cols);
-  const std::string v_hi =
-      matmul_operand(e, *a.output, 1, a.batch, "g_b", "g_key_hi", "g_c", n, cols);
-  code.line(
-      fmt::format("{} = {}(g_key0 + g_r < {} ? {} : 0.0f, g_key0 + g_r + 1 < {} ? {} : 0.0f);",
-                  word("g_v", fmt::format("g_c * {} + g_r", v_stride)), pv_pack, n, v_lo, n, v_hi));
-  e.close_block();
-  code.line("__syncthreads();");
-
-  // S = Q'·K' for the warp's 16 rows and the tile's 64 keys.
-  code.line(fmt::format("float g_s[{}][4] = {{}};", kKeyTile / 8));
-  code.line("#pragma unroll");
-  e.open_block(fmt::format("for (int g_kk = 0; g_kk < {}; ++g_kk)", d / 16));
-  code.line("#pragma unroll");
-  e.open_block(fmt::format("for (int g_n = 0; g_n < {}; ++g_n)", kKeyTile / 8));
-  code.line(fmt::format("const int g_at = (g_n * 8 + g_g) * {} + g_kk * 16 + 2 * g_t;", k_stride));
-  code.line(fmt::format("const unsigned g_kf[2] = {{{}, {}}};", word("g_k", "g_at"),
-                        word("g_k", "g_at + 8")));
-  code.line(fmt::format("{}(g_s[g_n], g_qf[g_kk], g_kf);", mma_function(qk_type)));
-  e.close_block();
-  e.close_block();
-
-  // The score ops per element; keys past N score -inf.
-  code.line("#pragma unroll");
-  e.open_block(fmt::format("for (int g_n = 0; g_n < {}; ++g_n)", kKeyTile / 8));
-  code.line("#pragma unroll");
-  e.open_block("for (int g_h = 0; g_h < 4; ++g_h)");
-  code.line(fmt::format("const int g_q = min(g_row0 + g_g + g_h / 2 * 8, {});", m - 1));
-  code.line("const int g_key = g_key0 + g_n * 8 + 2 * g_t + g_h % 2;");
-  const std::string score_at =
-      e.index_temp(fmt::format("(g_b * {} + g_q) * {} + min(g_key, {})", m, n, n - 1));
-  e.bind(a.scores->result(), score_at, e.temp("float", rounded(*a.scores, "g_s[g_n][g_h]")));
-  code.line(fmt::format("g_s[g_n][g_h] = g_key < {} ? {} : {};", n,
-                        e.element(a.softmax->operand(0), score_at), minus_inf));
-  e.close_block();
-  e.close_block();
-
-  // Online softmax: row g (r = 0) and row g + 8 (r = 1) of the warp's 16.
-  code.line("#pragma unroll");
-  e.open_block("for (int g_r = 0; g_r < 2; ++g_r)");
-  code.line(fmt::format("float g_tile_max = {};", minus_inf));
-  code.line("#pragma unroll");
-  e.open_block(fmt::format("for (int g_n = 0; g_n < {}; ++g_n)", kKeyTile / 8));
-  code.line(
-      "g_tile_max = kiln_max(g_tile_max, kiln_max(g_s[g_n][2 * g_r], g_s[g_n][2 * g_r + 1]));");
-  e.close_block();
-  code.line("g_tile_max = kiln_max(g_tile_max, __shfl_xor_sync(0xffffffffu, g_tile_max, 1));");
-  code.line("g_tile_max = kiln_max(g_tile_max, __shfl_xor_sync(0xffffffffu, g_tile_max, 2));");
-  code.line("const float g_new_max = kiln_max(g_max[g_r], g_tile_max);");
-  code.line(fmt::format("const float g_base = g_new_max == {} ? 0.0f : g_new_max;", minus_inf));
-  code.line("const float g_scale = exp(g_max[g_r] - g_base);");
-  code.line("g_max[g_r] = g_new_max;");
-  code.line("g_sum[g_r] *= g_scale;");
-  code.line("#pragma unroll");
-  e.open_block(fmt::format("for (int g_c = 0; g_c < {}; ++g_c)", cols / 8));
-  code.line("g_o[g_c][2 * g_r] *= g_scale;");
-  code.line("g_o[g_c][2 * g_r + 1] *= g_scale;");
-  e.close_block();
-  code.line("#pragma unroll");
-  e.open_block(fmt::format("for (int g_n = 0; g_n < {}; ++g_n)", kKeyTile / 8));
-  code.line("g_s[g_n][2 * g_r] = exp(g_s[g_n][2 * g_r] - g_base);");
-  code.line("g_s[g_n][2 * g_r + 1] = exp(g_s[g_n][2 * g_r + 1] - g_base);");
-  code.line("g_sum[g_r] += g_s[g_n][2 * g_r] + g_s[g_n][2 * g_r + 1];");
-  e.close_block();
-  e.close_block();
-
-  // O += P·V': the score fragments of key columns 16k..16k+15 are P's A fragment.
-  code.line("#pragma unroll");
-  e.open_block(fmt::format("for (int g_kk = 0; g_kk < {}; ++g_kk)", kKeyTile / 16));
-  code.line(fmt::format(
-      "const unsigned g_pf[4] = {{{0}(g_s[2 * g_kk][0], g_s[2 * g_kk][1]), {0}(g_s[2 * g_kk][2], "
-      "g_s[2 * g_kk][3]), {0}(g_s[2 * g_kk + 1][0], g_s[2 * g_kk + 1][1]), {0}(g_s[2 * g_kk + "
-      "1][2], g_s[2 * g_kk + 1][3])}};",
-      pv_pack));
-  code.line("#pragma unroll");
-  e.open_block(fmt::format("for (int g_c = 0; g_c < {}; ++g_c)", cols / 8));
-  code.line(fmt::format("const int g_at = (g_c * 8 + g_g) * {} + g_kk * 16 + 2 * g_t;", v_stride));
-  code.line(fmt::format("const unsigned g_vf[2] = {{{}, {}}};", word("g_v", "g_at"),
-                        word("g_v", "g_at + 8")));
-  code.line(fmt::format("{}(g_o[g_c], g_pf, g_vf);", mma_function(pv_type)));
-  e.close_block();
-  e.close_block();
-  e.close_block();
-
-  // O / sum through the epilogue, rows past M not stored.
-  code.line("#pragma unroll");
-  e.open_block("for (int g_r = 0; g_r < 2; ++g_r)");
-  code.line("g_sum[g_r] += __shfl_xor_sync(0xffffffffu, g_sum[g_r], 1);");
-  code.line("g_sum[g_r] += __shfl_xor_sync(0xffffffffu, g_sum[g_r], 2);");
-  e.close_block();
-  code.line("#pragma unroll");
-  e.open_block(fmt::format("for (int g_c = 0; g_c < {}; ++g_c)", cols / 8));
-  code.line("#pragma unroll");
-  e.open_block("for (int g_h = 0; g_h < 4; ++g_h)");
-  code.line("const int g_q = g_row0 + g_g + g_h / 2 * 8;");
-  e.open_block(fmt::format("if (g_q < {})", m));
-  const std::string at =
-      e.index_temp(fmt::format("(g_b * {} + g_q) * {} + g_c * 8 + 2 * g_t + g_h % 2", m, cols));
-  e.bind(a.output->result(), at,
-         e.temp("float", rounded(*a.output, "g_o[g_c][g_h] / g_sum[g_h / 2]")));
-  store_outputs(e, body, outputs, at);
-  e.close_block();
-  e.close_block();
-  e.close_block();
-  spec.body = code.text();
+  MmaAttentionWriter(body, shape, spec).write();
   return spec;
 }
 

@@ -35,9 +35,10 @@ void compile_for_sm80_and_sm90(Program& program) {
 
 // Attention of `dtype` over [batch, heads, queries, 64] queries and `keys` keys of head size 64,
 // scores scaled before the softmax; 16-bit scores are cast to f32 around it (as the mixed
-// precision pass writes it).
+// precision pass writes it). With `nan_guard`, NaN probabilities become 0 before the cast down
+// (as PyTorch's scaled_dot_product_attention exports).
 std::string attention_graph(int keys, const std::string& dtype = "f32", int batch = 1,
-                            int heads = 2, int queries = 16) {
+                            int heads = 2, int queries = 16, bool nan_guard = false) {
   const std::string prefix =
       dtype + "[" + std::to_string(batch) + "," + std::to_string(heads) + ",";
   const std::string q = prefix + std::to_string(queries) + ",64]";
@@ -53,7 +54,13 @@ std::string attention_graph(int keys, const std::string& dtype = "f32", int batc
          (is_f32 ? "    %p = softmax(%t) {axis=-1} : " + s + "\n"
                  : "    %u = cast(%t) {to=f32} : " + f + "\n" +
                        "    %w = softmax(%u) {axis=-1} : " + f + "\n" +
-                       "    %p = cast(%w) {to=" + dtype + "} : " + s + "\n") +
+                       (nan_guard
+                            ? "    %n = is_nan(%w) : bool" + s.substr(dtype.size()) +
+                                  "\n    %z = const f32[] 0.0\n    %x = where(%n, %z, %w) : " + f +
+                                  "\n"
+                            : "") +
+                       "    %p = cast(" + (nan_guard ? "%x" : "%w") + ") {to=" + dtype +
+                       "} : " + s + "\n") +
          "    %o = matmul(%p, %c) : " + q + "\n" + "    yield %o\n" + "  } : " + q +
          " loc(\"/Attention\")\n" + "  return %0\n" + "}\n";
 }
@@ -81,19 +88,22 @@ TEST(CodegenPoolAttention, AttentionIsABlockPerQueryRow) {
 }
 
 TEST(CodegenPoolAttention, HalfAttentionIsTiledOnTensorCores) {
-  // 2 heads × 16 rows: one warp a block (16 rows), one block a head.
+  // 2 heads × 16 rows: a block a head, its 4 warps on 16 keys each of every 64-key tile.
   Program program = lower_text(attention_graph(197, "f16"));
   ASSERT_EQ(program.steps.size(), 1u);
   EXPECT_EQ(program.steps[0].grid, (std::array<uint32_t, 3>{2, 1, 1}));
-  EXPECT_EQ(program.steps[0].block, (std::array<uint32_t, 3>{32, 1, 1}));
+  EXPECT_EQ(program.steps[0].block, (std::array<uint32_t, 3>{128, 1, 1}));
+  EXPECT_NE(program.kernels[0].source.find("const int g_split = g_warp / 1 * 16;"),
+            std::string::npos);
   EXPECT_NE(program.kernels[0].source.find("kiln_mma_f16_16816(g_s[g_n], g_qf[g_kk], g_kf);"),
             std::string::npos)
       << program.kernels[0].source;
   compile_for_sm80_and_sm90(program);
 }
 
-TEST(CodegenPoolAttention, TensorCoreAttentionTakesFourWarpsWhenTheGridIsLarge) {
-  // BERT-base's shape: 8 × 12 heads × 2 tiles of 64 rows = 192 blocks of 4 warps.
+TEST(CodegenPoolAttention, TensorCoreAttentionGivesEachWarpItsOwnRowsWhenTheGridIsLarge) {
+  // BERT-base's shape: 8 × 12 heads × 2 tiles of 64 rows = 192 blocks of 4 warps, each warp 16
+  // rows and all 64 keys of a tile.
   Program program = lower_text(attention_graph(128, "bf16", 8, 12, 128));
   ASSERT_EQ(program.steps.size(), 1u);
   EXPECT_EQ(program.steps[0].grid, (std::array<uint32_t, 3>{192, 1, 1}));
@@ -101,7 +111,25 @@ TEST(CodegenPoolAttention, TensorCoreAttentionTakesFourWarpsWhenTheGridIsLarge) 
   EXPECT_NE(program.kernels[0].source.find("kiln_mma_bf16_16816(g_o[g_c], g_pf, g_vf);"),
             std::string::npos)
       << program.kernels[0].source;
+  EXPECT_NE(program.kernels[0].source.find("const int g_split = g_warp / 4 * 64;"),
+            std::string::npos);
   compile_for_sm80_and_sm90(program);
+}
+
+TEST(CodegenPoolAttention, OpsAfterTheSoftmaxTakeTwoPassesOverTheKeys) {
+  // Only casts between the softmax and P': one pass, online softmax.
+  Program online = lower_text(attention_graph(100, "f16", 1, 2, 16));
+  const std::string& one_pass = online.kernels[0].source;
+  EXPECT_EQ(one_pass.find("g_key0 += 64"), one_pass.rfind("g_key0 += 64")) << one_pass;
+  EXPECT_EQ(one_pass.find("/ g_sum[g_h / 2]"), std::string::npos) << one_pass;
+  // where(is_nan(P), 0, P): the row max and sum first, then P normalized at each index.
+  Program exact = lower_text(attention_graph(100, "f16", 1, 2, 16, /*nan_guard=*/true));
+  const std::string& two_passes = exact.kernels[0].source;
+  EXPECT_NE(two_passes.find("g_key0 += 64"), two_passes.rfind("g_key0 += 64")) << two_passes;
+  EXPECT_NE(two_passes.find("exp(g_s[g_n][g_h] - g_base) / g_sum[g_h / 2];"), std::string::npos)
+      << two_passes;
+  EXPECT_NE(two_passes.find("isnan("), std::string::npos) << two_passes;
+  compile_for_sm80_and_sm90(exact);
 }
 
 TEST(CodegenPoolAttention, AttentionBeyond48KBOfSharedMemoryIsRefused) {
