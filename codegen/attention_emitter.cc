@@ -7,7 +7,7 @@
 #include <limits>
 
 #include "codegen/attention_body.h"
-#include "codegen/attention_mma_emitter.h"
+#include "codegen/attention_tiled_emitter.h"
 #include "codegen/element_emitter.h"
 #include "ir/cuda_expr.h"
 #include "ir/error.h"
@@ -119,8 +119,8 @@ KernelSpec emit_row_attention_kernel(const KernelBody& body, const AttentionShap
 
 KernelSpec emit_attention_kernel(const KernelBody& body) {
   const AttentionShape a = attention_shape(body);
-  return fits_mma_attention(a) ? emit_mma_attention_kernel(body, a)
-                               : emit_row_attention_kernel(body, a);
+  return fits_tiled_attention(a) ? emit_tiled_attention_kernel(body, a)
+                                 : emit_row_attention_kernel(body, a);
 }
 
 }  // namespace kiln::codegen

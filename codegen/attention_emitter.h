@@ -6,7 +6,7 @@
 // with Q', K', V' computed from the body's inputs by prologue ops (slice, reshape, transpose,
 // cast, scale, ...). Two kernels:
 //   - 16-bit Q', K', P', V' (head sizes up to 128, multiples of 16): the tiled tensor-core
-//     kernel with online softmax (codegen/attention_mma_emitter.h);
+//     kernel with online softmax (codegen/attention_tiled_emitter.h);
 //   - otherwise (f32, f64, other head sizes) one thread block per query row (batch dims × M
 //     rows), 128 threads:
 //     1. the row of Q' into shared memory (threads over the head size D);

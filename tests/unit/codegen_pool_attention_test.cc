@@ -1,8 +1,8 @@
 // Tests of the pooling and attention emitters through lowering (codegen/pool_emitter.h,
 // codegen/attention_emitter.h): launch geometry, kernels that compile with NVRTC for sm_80 and
-// sm_90, max_pool_with_indices writing both results from one kernel, 16-bit attention on tensor
-// cores (grid and warps), and the refusal of an f32
-// attention row that does not fit in shared memory. The emitted text is checked by
+// sm_90, max_pool_with_indices writing both results from one kernel, tiled attention on tensor
+// cores (16-bit) and CUDA cores (f32): grid, warps, one or two passes; the f64 row kernel and
+// its refusal of a row that does not fit in shared memory. The emitted text is checked by
 // tests/codegen/pool_attention_kernels.kir; results on a GPU by gpu_node_tests.
 #include <gtest/gtest.h>
 
@@ -46,21 +46,21 @@ std::string attention_graph(int keys, const std::string& dtype = "f32", int batc
   const std::string v = prefix + std::to_string(keys) + ",64]";
   const std::string s = prefix + std::to_string(queries) + "," + std::to_string(keys) + "]";
   const std::string f = "f32" + s.substr(dtype.size());
-  const bool is_f32 = dtype == "f32";
+  const bool is_16_bit = dtype == "f16" || dtype == "bf16";
   return "graph @g(%q: " + q + ", %k: " + k + ", %v: " + v + ") -> (" + q + ") {\n" +
          "  %0 = fusion.attention(%q, %k, %v) {\n" + "    ^(%a: " + q + ", %b: " + k +
          ", %c: " + v + "):\n" + "    %scale = const " + dtype + "[] 0.125\n" +
          "    %s = matmul(%a, %b) : " + s + "\n" + "    %t = mul(%s, %scale) : " + s + "\n" +
-         (is_f32 ? "    %p = softmax(%t) {axis=-1} : " + s + "\n"
-                 : "    %u = cast(%t) {to=f32} : " + f + "\n" +
-                       "    %w = softmax(%u) {axis=-1} : " + f + "\n" +
-                       (nan_guard
-                            ? "    %n = is_nan(%w) : bool" + s.substr(dtype.size()) +
-                                  "\n    %z = const f32[] 0.0\n    %x = where(%n, %z, %w) : " + f +
-                                  "\n"
-                            : "") +
-                       "    %p = cast(" + (nan_guard ? "%x" : "%w") + ") {to=" + dtype +
-                       "} : " + s + "\n") +
+         (!is_16_bit
+              ? "    %p = softmax(%t) {axis=-1} : " + s + "\n"
+              : "    %u = cast(%t) {to=f32} : " + f + "\n" +
+                    "    %w = softmax(%u) {axis=-1} : " + f + "\n" +
+                    (nan_guard ? "    %n = is_nan(%w) : bool" + s.substr(dtype.size()) +
+                                     "\n    %z = const f32[] 0.0\n    %x = where(%n, %z, %w) : " +
+                                     f + "\n"
+                               : "") +
+                    "    %p = cast(" + (nan_guard ? "%x" : "%w") + ") {to=" + dtype + "} : " + s +
+                    "\n") +
          "    %o = matmul(%p, %c) : " + q + "\n" + "    yield %o\n" + "  } : " + q +
          " loc(\"/Attention\")\n" + "  return %0\n" + "}\n";
 }
@@ -77,13 +77,27 @@ graph @g(%x: f32[2,3,9,9]) -> (f32[2,3,4,4], i64[2,3,4,4]) {
   compile_for_sm80_and_sm90(program);
 }
 
-TEST(CodegenPoolAttention, AttentionIsABlockPerQueryRow) {
-  Program program = lower_text(attention_graph(197));
+TEST(CodegenPoolAttention, F64AttentionIsABlockPerQueryRow) {
+  Program program = lower_text(attention_graph(197, "f64"));
   ASSERT_EQ(program.steps.size(), 1u);
   EXPECT_EQ(program.steps[0].grid, (std::array<uint32_t, 3>{32, 1, 1}));  // 2 heads × 16 rows
   EXPECT_EQ(program.steps[0].block, (std::array<uint32_t, 3>{128, 1, 1}));
-  EXPECT_NE(program.kernels[0].source.find("__shared__ float g_p[197];"), std::string::npos)
+  EXPECT_NE(program.kernels[0].source.find("__shared__ double g_p[197];"), std::string::npos)
       << program.kernels[0].source;
+  compile_for_sm80_and_sm90(program);
+}
+
+TEST(CodegenPoolAttention, F32AttentionIsTiledOnTheCudaCores) {
+  // 2 heads × 16 rows: a block a head, its 4 warps on 8 keys each of every 32-key tile.
+  Program program = lower_text(attention_graph(197));
+  ASSERT_EQ(program.steps.size(), 1u);
+  EXPECT_EQ(program.steps[0].grid, (std::array<uint32_t, 3>{2, 1, 1}));
+  EXPECT_EQ(program.steps[0].block, (std::array<uint32_t, 3>{128, 1, 1}));
+  const std::string& source = program.kernels[0].source;
+  EXPECT_NE(source.find("for (int g_key0 = 0; g_key0 < 197; g_key0 += 32)"), std::string::npos)
+      << source;
+  EXPECT_NE(source.find("const int g_split = g_warp / 1 * 8;"), std::string::npos) << source;
+  EXPECT_EQ(source.find("mma"), std::string::npos) << source;
   compile_for_sm80_and_sm90(program);
 }
 
@@ -132,13 +146,13 @@ TEST(CodegenPoolAttention, OpsAfterTheSoftmaxTakeTwoPassesOverTheKeys) {
   compile_for_sm80_and_sm90(exact);
 }
 
-TEST(CodegenPoolAttention, AttentionBeyond48KBOfSharedMemoryIsRefused) {
-  // (64 + 12288 + 4) floats: 49424 bytes.
+TEST(CodegenPoolAttention, RowAttentionBeyond48KBOfSharedMemoryIsRefused) {
+  // f64 (the row kernel): (64 + 6144 + 4) doubles, 49696 bytes.
   try {
-    lower_text(attention_graph(12288));
+    lower_text(attention_graph(6144, "f64"));
     FAIL() << "expected UnsupportedError";
   } catch (const UnsupportedError& error) {
-    EXPECT_NE(std::string(error.what()).find("needs 49424 bytes of shared memory (at most 49152)"),
+    EXPECT_NE(std::string(error.what()).find("needs 49696 bytes of shared memory (at most 49152)"),
               std::string::npos)
         << error.what();
   }

@@ -1,9 +1,10 @@
-// The tensor-core attention kernel (see the header).
-#include "codegen/attention_mma_emitter.h"
+// The tiled attention kernel (see the header).
+#include "codegen/attention_tiled_emitter.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <limits>
 
 #include "ir/cuda_expr.h"
@@ -14,11 +15,17 @@ namespace {
 
 constexpr int64_t kThreads = 128;
 constexpr int64_t kWarps = kThreads / 32;
-constexpr int64_t kKeyTile = 64;
 constexpr int64_t kWarpRows = 16;
-constexpr int64_t kMaxHeadSize = 128;
-constexpr int64_t kPadding = 8;         // 16-bit values after each shared-memory row
 constexpr int64_t kTargetBlocks = 128;  // split the keys between warps below this many blocks
+// Tensor cores: 64-key tiles of 16-bit values, rows padded by 8 values; head sizes up to 128.
+constexpr int64_t kMmaKeyTile = 64;
+constexpr int64_t kMmaPadding = 8;
+constexpr int64_t kMmaMaxHeadSize = 128;
+// f32 on the CUDA cores: 32-key tiles of floats, rows padded by 4; head sizes up to 64 (Q' stays
+// in shared memory).
+constexpr int64_t kSimtKeyTile = 32;
+constexpr int64_t kSimtPadding = 4;
+constexpr int64_t kSimtMaxHeadSize = 64;
 
 bool is_16_bit(DType dtype) { return dtype == DType::kF16 || dtype == DType::kBF16; }
 
@@ -50,6 +57,18 @@ bool casts_only_to_probabilities(const AttentionShape& a) {
   return true;
 }
 
+bool is_f32(const Value* value) { return value->type().dtype == DType::kF32; }
+
+// Whether the f32 kernel on the CUDA cores fits: every matmul operand, the scores, the softmax
+// and O in f32.
+bool fits_simt(const AttentionShape& a) {
+  return is_f32(a.scores->operand(0)) && is_f32(a.scores->operand(1)) &&
+         is_f32(a.scores->result()) && is_f32(a.softmax->result()) &&
+         is_f32(a.output->operand(0)) && is_f32(a.output->operand(1)) &&
+         is_f32(a.output->result()) && a.depth % 4 == 0 && a.depth <= kSimtMaxHeadSize &&
+         a.columns % 8 == 0 && a.columns <= kSimtMaxHeadSize;
+}
+
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // A 32-bit word of 16-bit shared memory at element offset `at`.
@@ -57,12 +76,31 @@ std::string word(const std::string& array, const std::string& at) {
   return fmt::format("*reinterpret_cast<unsigned*>(&{}[{}])", array, at);
 }
 
+// A vector of shared floats at element offset `at` (type g_float4 or g_float2).
+std::string vector_at(const std::string& type, const std::string& array, const std::string& at) {
+  return fmt::format("*reinterpret_cast<const {}*>(&{}[{}])", type, array, at);
+}
+
+// a.x * b.x + a.y * b.y + ... over `fields`.
+std::string dot(const std::string& a, const std::string& b, const std::string& fields) {
+  std::string sum;
+  for (char field : fields) {
+    sum += fmt::format("{}{}.{} * {}.{}", sum.empty() ? "" : " + ", a, field, b, field);
+  }
+  return sum;
+}
+
 // Writes the kernel. The block's 4 warps are row_warps groups of 16 query rows × key_splits
-// slices of each key tile.
-class MmaAttentionWriter {
+// slices of each key tile. The tile math is mma.sync on 16-bit operands (tensor_cores_) or f32
+// FMAs on the CUDA cores; either way a thread holds the scores and the output in the mma
+// accumulator's layout (rows g and g + 8, columns 2t and 2t + 1 of each 8 columns).
+class TiledAttentionWriter {
  public:
-  MmaAttentionWriter(const KernelBody& body, const AttentionShape& a, KernelSpec& spec)
+  TiledAttentionWriter(const KernelBody& body, const AttentionShape& a, KernelSpec& spec)
       : body_(body), a_(a), spec_(spec) {
+    tensor_cores_ = !fits_simt(a);
+    key_tile_ = tensor_cores_ ? kMmaKeyTile : kSimtKeyTile;
+    const int64_t padding = tensor_cores_ ? kMmaPadding : kSimtPadding;
     row_warps_ = 1;
     for (int64_t warps : {4, 2}) {
       if (a.batch_count * ceil_div(a.queries, warps * kWarpRows) >= kTargetBlocks) {
@@ -72,9 +110,13 @@ class MmaAttentionWriter {
     }
     key_splits_ = kWarps / row_warps_;
     query_tile_ = row_warps_ * kWarpRows;
-    split_keys_ = kKeyTile / key_splits_;
+    split_keys_ = key_tile_ / key_splits_;
     tiles_ = ceil_div(a.queries, query_tile_);
-    k_stride_ = a.depth + kPadding;
+    // Row strides of the shared tiles. Tensor cores: Q' and K' [row][d], V' [e][key], 16-bit;
+    // CUDA cores: Q' and K' [row][d], V' [key][e], P [row][key] per warp, f32.
+    q_stride_ = k_stride_ = a.depth + padding;
+    v_stride_ = tensor_cores_ ? key_tile_ + padding : a.columns + padding;
+    p_stride_ = split_keys_ + padding;
     qk_type_ = operand_type(*a.scores);
     pv_type_ = operand_type(*a.output);
     online_ = casts_only_to_probabilities(a);
@@ -87,10 +129,15 @@ class MmaAttentionWriter {
     }
     outputs_ =
         begin_spec(spec_, body_, kThreads, {static_cast<uint32_t>(a_.batch_count * tiles_), 1, 1});
+    if (!tensor_cores_) {
+      spec_.definitions =
+          "struct __align__(16) g_float4 {\n  float x, y, z, w;\n};\n"
+          "struct __align__(8) g_float2 {\n  float x, y;\n};\n";
+    }
     CodeWriter code(1);
     ElementEmitter e(code, spec_.params, index_type_for(body_, 0));
     declarations(e);
-    query_fragments(e);
+    load_queries(e);
     code.line(fmt::format("float g_o[{}][4] = {{}};", a_.columns / 8));
     code.line(fmt::format("float g_max[2] = {{{0}, {0}}}, g_sum[2] = {{0.0f, 0.0f}};", minus_inf_));
     if (online_) {
@@ -109,14 +156,27 @@ class MmaAttentionWriter {
  private:
   void declarations(ElementEmitter& e) {
     CodeWriter& code = e.code();
-    const int64_t tiles_bytes = 2 * (kKeyTile * k_stride_ + a_.columns * (kKeyTile + kPadding));
     const int64_t partial_bytes = 4 * kWarps * kWarpRows * a_.columns;
-    code.line(fmt::format("__shared__ __align__(16) unsigned char g_shared[{}];",
-                          std::max(tiles_bytes, partial_bytes)));
-    code.line(fmt::format("__shared__ float g_row_max[{0}], g_row_sum[{0}];", kWarps * kWarpRows));
-    code.line("unsigned short* const g_k = reinterpret_cast<unsigned short*>(g_shared);");
-    code.line(fmt::format("unsigned short* const g_v = g_k + {};", kKeyTile * k_stride_));
+    if (tensor_cores_) {
+      const int64_t tile_bytes = 2 * (key_tile_ * k_stride_ + a_.columns * v_stride_);
+      code.line(fmt::format("__shared__ __align__(16) unsigned char g_shared[{}];",
+                            std::max(tile_bytes, partial_bytes)));
+      code.line("unsigned short* const g_k = reinterpret_cast<unsigned short*>(g_shared);");
+      code.line("unsigned short* const g_qtile = g_k;");
+      code.line(fmt::format("unsigned short* const g_v = g_k + {};", key_tile_ * k_stride_));
+    } else {
+      const int64_t tile_bytes =
+          4 * (key_tile_ * (k_stride_ + v_stride_) + kWarps * kWarpRows * p_stride_);
+      code.line(fmt::format("__shared__ __align__(16) unsigned char g_shared[{}];",
+                            std::max(tile_bytes, partial_bytes)));
+      code.line(
+          fmt::format("__shared__ __align__(16) float g_qtile[{}];", query_tile_ * q_stride_));
+      code.line("float* const g_k = reinterpret_cast<float*>(g_shared);");
+      code.line(fmt::format("float* const g_v = g_k + {};", key_tile_ * k_stride_));
+      code.line(fmt::format("float* const g_prob = g_v + {};", key_tile_ * v_stride_));
+    }
     code.line("float* const g_part = reinterpret_cast<float*>(g_shared);");
+    code.line(fmt::format("__shared__ float g_row_max[{0}], g_row_sum[{0}];", kWarps * kWarpRows));
     code.line(fmt::format("const {} g_b = blockIdx.x / {};", e.index_type(), tiles_));
     code.line(fmt::format("const int g_m0 = blockIdx.x % {} * {};", tiles_, query_tile_));
     code.line(
@@ -125,35 +185,19 @@ class MmaAttentionWriter {
     code.line(fmt::format("const int g_split = g_warp / {} * {};", row_warps_, split_keys_));
   }
 
-  // A loop of `count` elements spread over the block (count is a multiple of kThreads).
-  void open_spread_loop(ElementEmitter& e, int64_t count) {
+  // A loop over `count` elements spread over the block; close with e.close_block() (twice when
+  // count is not a multiple of kThreads: the bounds check).
+  bool open_spread_loop(ElementEmitter& e, int64_t count) {
     e.code().line("#pragma unroll");
-    e.open_block(fmt::format("for (int g_l = 0; g_l < {}; ++g_l)", count / kThreads));
+    e.open_block(fmt::format("for (int g_l = 0; g_l < {}; ++g_l)", ceil_div(count, kThreads)));
     e.code().line(fmt::format("const int g_i = threadIdx.x + g_l * {};", kThreads));
+    if (count % kThreads == 0) return false;
+    e.open_block(fmt::format("if (g_i < {})", count));
+    return true;
   }
 
-  // The Q' tile, staged in g_k (rows past M read row M - 1), into A fragments.
-  void query_fragments(ElementEmitter& e) {
-    CodeWriter& code = e.code();
-    const int64_t d = a_.depth;
-    open_spread_loop(e, query_tile_ * d / 2);
-    code.line(fmt::format("const int g_r = g_i / {}, g_c = g_i % {} * 2;", d / 2, d / 2));
-    code.line(fmt::format("const int g_q = min(g_m0 + g_r, {});", a_.queries - 1));
-    const std::string lo = operand(e, *a_.scores, 0, "g_q", "g_c", a_.queries, d);
-    const std::string hi = operand(e, *a_.scores, 0, "g_q", "g_c + 1", a_.queries, d);
-    code.line(fmt::format("{} = {}({}, {});", word("g_k", fmt::format("g_r * {} + g_c", k_stride_)),
-                          pack_function(qk_type_), lo, hi));
-    e.close_block();
-    code.line("__syncthreads();");
-    code.line(fmt::format("unsigned g_qf[{}][4];", d / 16));
-    code.line("#pragma unroll");
-    e.open_block(fmt::format("for (int g_kk = 0; g_kk < {}; ++g_kk)", d / 16));
-    code.line(
-        fmt::format("const int g_at = (g_rows + g_g) * {} + g_kk * 16 + 2 * g_t;", k_stride_));
-    for (int r = 0; r < 4; ++r) {
-      const std::string offset = fmt::format("g_at + {}", (r % 2) * 8 * k_stride_ + (r / 2) * 8);
-      code.line(fmt::format("g_qf[g_kk][{}] = {};", r, word("g_k", offset)));
-    }
+  void close_spread_loop(ElementEmitter& e, bool checked) {
+    if (checked) e.close_block();
     e.close_block();
   }
 
@@ -162,11 +206,65 @@ class MmaAttentionWriter {
     return matmul_operand(e, matmul, i, a_.batch, "g_b", r, c, r_size, c_size);
   }
 
+  // Elements (r, c) of a [rows × cols] tile into `array` (row stride `stride`): 16-bit pairs
+  // along c packed into one word, or single floats; 0 where `valid` (if any) is false. `row_setup`
+  // declares what `element(column)` (the operand at column `column` of row g_r) needs.
+  void store_tile(ElementEmitter& e, const std::string& array, int64_t rows, int64_t cols,
+                  int64_t stride, DType dtype, const std::string& row_setup,
+                  const std::function<std::string(const std::string&)>& element,
+                  const std::string& valid) {
+    CodeWriter& code = e.code();
+    const int64_t per_word = tensor_cores_ ? 2 : 1;
+    const bool checked = open_spread_loop(e, rows * cols / per_word);
+    if (tensor_cores_) {
+      code.line(fmt::format("const int g_r = g_i / {0}, g_c = g_i % {0} * 2;", cols / 2));
+      code.line(row_setup);
+      const std::string packed =
+          fmt::format("{}({}, {})", pack_function(dtype), element("g_c"), element("g_c + 1"));
+      code.line(fmt::format("{} = {};", word(array, fmt::format("g_r * {} + g_c", stride)),
+                            valid.empty() ? packed : valid + " ? " + packed + " : 0u"));
+    } else {
+      code.line(fmt::format("const int g_r = g_i / {0}, g_c = g_i % {0};", cols));
+      code.line(row_setup);
+      const std::string value = element("g_c");
+      code.line(fmt::format("{}[g_r * {} + g_c] = {};", array, stride,
+                            valid.empty() ? value : valid + " ? " + value + " : 0.0f"));
+    }
+    close_spread_loop(e, checked);
+  }
+
+  // The Q' tile (rows past M read row M - 1); on tensor cores staged in g_k and kept as A
+  // fragments.
+  void load_queries(ElementEmitter& e) {
+    CodeWriter& code = e.code();
+    const int64_t d = a_.depth;
+    store_tile(
+        e, "g_qtile", query_tile_, d, q_stride_, qk_type_,
+        fmt::format("const int g_q_row = min(g_m0 + g_r, {});", a_.queries - 1),
+        [&](const std::string& c) {
+          return operand(e, *a_.scores, 0, "g_q_row", c, a_.queries, d);
+        },
+        "");
+    code.line("__syncthreads();");
+    if (!tensor_cores_) return;
+    code.line(fmt::format("unsigned g_qf[{}][4];", d / 16));
+    code.line("#pragma unroll");
+    e.open_block(fmt::format("for (int g_kk = 0; g_kk < {}; ++g_kk)", d / 16));
+    code.line(
+        fmt::format("const int g_at = (g_rows + g_g) * {} + g_kk * 16 + 2 * g_t;", q_stride_));
+    for (int r = 0; r < 4; ++r) {
+      const std::string offset = fmt::format("g_at + {}", (r % 2) * 8 * q_stride_ + (r / 2) * 8);
+      code.line(fmt::format("g_qf[g_kk][{}] = {};", r, word("g_qtile", offset)));
+    }
+    e.close_block();
+  }
+
   // One pass over the key tiles: the scores and the row statistics; unless statistics_only, the
   // probabilities and O += P'·V' too.
   void key_loop(ElementEmitter& e, bool statistics_only) {
     CodeWriter& code = e.code();
-    e.open_block(fmt::format("for (int g_key0 = 0; g_key0 < {}; g_key0 += {})", a_.keys, kKeyTile));
+    e.open_block(
+        fmt::format("for (int g_key0 = 0; g_key0 < {}; g_key0 += {})", a_.keys, key_tile_));
     code.line("__syncthreads();");
     load_keys(e);
     if (!statistics_only) load_values(e);
@@ -182,24 +280,28 @@ class MmaAttentionWriter {
 
   // K' as [key][d], keys past N zero.
   void load_keys(ElementEmitter& e) {
-    CodeWriter& code = e.code();
     const int64_t d = a_.depth, n = a_.keys;
-    open_spread_loop(e, kKeyTile * d / 2);
-    code.line(fmt::format("const int g_r = g_i / {}, g_c = g_i % {} * 2;", d / 2, d / 2));
-    code.line(fmt::format("const int g_key = min(g_key0 + g_r, {});", n - 1));
-    const std::string lo = operand(e, *a_.scores, 1, "g_c", "g_key", d, n);
-    const std::string hi = operand(e, *a_.scores, 1, "g_c + 1", "g_key", d, n);
-    code.line(fmt::format("{} = g_key0 + g_r < {} ? {}({}, {}) : 0u;",
-                          word("g_k", fmt::format("g_r * {} + g_c", k_stride_)), n,
-                          pack_function(qk_type_), lo, hi));
-    e.close_block();
+    store_tile(
+        e, "g_k", key_tile_, d, k_stride_, qk_type_,
+        fmt::format("const int g_key = min(g_key0 + g_r, {});", n - 1),
+        [&](const std::string& c) { return operand(e, *a_.scores, 1, c, "g_key", d, n); },
+        fmt::format("g_key0 + g_r < {}", n));
   }
 
-  // V' transposed, as [e][key], keys past N zero.
+  // V': on tensor cores transposed, as [e][key] (pairs of keys in a word); else [key][e]. Keys
+  // past N zero.
   void load_values(ElementEmitter& e) {
     CodeWriter& code = e.code();
     const int64_t n = a_.keys, cols = a_.columns;
-    open_spread_loop(e, kKeyTile / 2 * cols);
+    if (!tensor_cores_) {
+      store_tile(
+          e, "g_v", key_tile_, cols, v_stride_, pv_type_,
+          fmt::format("const int g_key = min(g_key0 + g_r, {});", n - 1),
+          [&](const std::string& c) { return operand(e, *a_.output, 1, "g_key", c, n, cols); },
+          fmt::format("g_key0 + g_r < {}", n));
+      return;
+    }
+    const bool checked = open_spread_loop(e, key_tile_ / 2 * cols);
     code.line(fmt::format("const int g_c = g_i % {}, g_r = g_i / {} * 2;", cols, cols));
     code.line(fmt::format(
         "const int g_key_lo = min(g_key0 + g_r, {0}), g_key_hi = min(g_key0 + g_r + 1, {0});",
@@ -208,9 +310,9 @@ class MmaAttentionWriter {
     const std::string hi = operand(e, *a_.output, 1, "g_key_hi", "g_c", n, cols);
     code.line(
         fmt::format("{} = {}(g_key0 + g_r < {} ? {} : 0.0f, g_key0 + g_r + 1 < {} ? {} : 0.0f);",
-                    word("g_v", fmt::format("g_c * {} + g_r", kKeyTile + kPadding)),
-                    pack_function(pv_type_), n, lo, n, hi));
-    e.close_block();
+                    word("g_v", fmt::format("g_c * {} + g_r", v_stride_)), pack_function(pv_type_),
+                    n, lo, n, hi));
+    close_spread_loop(e, checked);
   }
 
   // The flat index of score (g_q, g_key) and the statements binding g_q and g_key for fragment
@@ -236,15 +338,37 @@ class MmaAttentionWriter {
   void scores(ElementEmitter& e) {
     CodeWriter& code = e.code();
     code.line(fmt::format("float g_s[{}][4] = {{}};", split_keys_ / 8));
-    code.line("#pragma unroll");
-    e.open_block(fmt::format("for (int g_kk = 0; g_kk < {}; ++g_kk)", a_.depth / 16));
-    code.line("#pragma unroll");
-    e.open_block(fmt::format("for (int g_n = 0; g_n < {}; ++g_n)", split_keys_ / 8));
-    code.line(fmt::format("const int g_at = (g_split + g_n * 8 + g_g) * {} + g_kk * 16 + 2 * g_t;",
-                          k_stride_));
-    code.line(fmt::format("const unsigned g_kf[2] = {{{}, {}}};", word("g_k", "g_at"),
-                          word("g_k", "g_at + 8")));
-    code.line(fmt::format("{}(g_s[g_n], g_qf[g_kk], g_kf);", mma_function(qk_type_)));
+    if (tensor_cores_) {
+      code.line("#pragma unroll");
+      e.open_block(fmt::format("for (int g_kk = 0; g_kk < {}; ++g_kk)", a_.depth / 16));
+      code.line("#pragma unroll");
+      e.open_block(fmt::format("for (int g_n = 0; g_n < {}; ++g_n)", split_keys_ / 8));
+      code.line(fmt::format(
+          "const int g_at = (g_split + g_n * 8 + g_g) * {} + g_kk * 16 + 2 * g_t;", k_stride_));
+      code.line(fmt::format("const unsigned g_kf[2] = {{{}, {}}};", word("g_k", "g_at"),
+                            word("g_k", "g_at + 8")));
+      code.line(fmt::format("{}(g_s[g_n], g_qf[g_kk], g_kf);", mma_function(qk_type_)));
+    } else {
+      code.line("#pragma unroll 4");
+      e.open_block(fmt::format("for (int g_d = 0; g_d < {}; g_d += 4)", a_.depth));
+      code.line(fmt::format(
+          "const g_float4 g_qa = {};",
+          vector_at("g_float4", "g_qtile", fmt::format("(g_rows + g_g) * {} + g_d", q_stride_))));
+      code.line(fmt::format("const g_float4 g_qb = {};",
+                            vector_at("g_float4", "g_qtile",
+                                      fmt::format("(g_rows + g_g + 8) * {} + g_d", q_stride_))));
+      code.line("#pragma unroll");
+      e.open_block(fmt::format("for (int g_n = 0; g_n < {}; ++g_n)", split_keys_ / 8));
+      code.line(
+          fmt::format("const int g_at = (g_split + g_n * 8 + 2 * g_t) * {} + g_d;", k_stride_));
+      code.line(fmt::format("const g_float4 g_ka = {};", vector_at("g_float4", "g_k", "g_at")));
+      code.line(fmt::format("const g_float4 g_kb = {};",
+                            vector_at("g_float4", "g_k", fmt::format("g_at + {}", k_stride_))));
+      code.line(fmt::format("g_s[g_n][0] += {};", dot("g_qa", "g_ka", "xyzw")));
+      code.line(fmt::format("g_s[g_n][1] += {};", dot("g_qa", "g_kb", "xyzw")));
+      code.line(fmt::format("g_s[g_n][2] += {};", dot("g_qb", "g_ka", "xyzw")));
+      code.line(fmt::format("g_s[g_n][3] += {};", dot("g_qb", "g_kb", "xyzw")));
+    }
     e.close_block();
     e.close_block();
     open_fragment_loops(e);
@@ -255,7 +379,6 @@ class MmaAttentionWriter {
     e.close_block();
     e.close_block();
   }
-
   // The running max and sum of rows g (r = 0) and g + 8 (r = 1) over the warp's keys; the
   // four lanes of a row agree on its max. With `probabilities`, the scores become
   // exp(s - max) and the accumulator is rescaled.
@@ -364,26 +487,69 @@ class MmaAttentionWriter {
     e.close_block();
   }
 
-  // O += P'·V': the score fragments of keys 16k..16k+15 are P''s A fragment, rounded to its
-  // 16-bit type as they pack.
+  // O += P'·V'. Tensor cores: the score fragments of keys 16k..16k+15 are P''s A fragment,
+  // rounded to its 16-bit type as they pack. CUDA cores: P goes through the warp's rows of g_prob
+  // (rounded to TF32 where the matmul says so), and each thread sums its O elements over the
+  // warp's keys.
   void accumulate_output(ElementEmitter& e) {
     CodeWriter& code = e.code();
-    code.line("#pragma unroll");
-    e.open_block(fmt::format("for (int g_kk = 0; g_kk < {}; ++g_kk)", split_keys_ / 16));
+    if (tensor_cores_) {
+      code.line("#pragma unroll");
+      e.open_block(fmt::format("for (int g_kk = 0; g_kk < {}; ++g_kk)", split_keys_ / 16));
+      code.line(fmt::format(
+          "const unsigned g_pf[4] = {{{0}(g_s[2 * g_kk][0], g_s[2 * g_kk][1]), {0}(g_s[2 * "
+          "g_kk][2], g_s[2 * g_kk][3]), {0}(g_s[2 * g_kk + 1][0], g_s[2 * g_kk + 1][1]), {0}(g_s[2 "
+          "* g_kk + 1][2], g_s[2 * g_kk + 1][3])}};",
+          pack_function(pv_type_)));
+      code.line("#pragma unroll");
+      e.open_block(fmt::format("for (int g_c = 0; g_c < {}; ++g_c)", a_.columns / 8));
+      code.line(fmt::format(
+          "const int g_at = (g_c * 8 + g_g) * {} + g_split + g_kk * 16 + 2 * g_t;", v_stride_));
+      code.line(fmt::format("const unsigned g_vf[2] = {{{}, {}}};", word("g_v", "g_at"),
+                            word("g_v", "g_at + 8")));
+      code.line(fmt::format("{}(g_o[g_c], g_pf, g_vf);", mma_function(pv_type_)));
+      e.close_block();
+      e.close_block();
+      return;
+    }
+    open_fragment_loops(e);
+    const std::string p =
+        is_tf32(*a_.output) ? "kiln_round_to_tf32(g_s[g_n][g_h])" : "g_s[g_n][g_h]";
     code.line(fmt::format(
-        "const unsigned g_pf[4] = {{{0}(g_s[2 * g_kk][0], g_s[2 * g_kk][1]), {0}(g_s[2 * g_kk][2], "
-        "g_s[2 * g_kk][3]), {0}(g_s[2 * g_kk + 1][0], g_s[2 * g_kk + 1][1]), {0}(g_s[2 * g_kk + "
-        "1][2], g_s[2 * g_kk + 1][3])}};",
-        pack_function(pv_type_)));
+        "g_prob[(g_warp * {} + g_g + g_h / 2 * 8) * {} + g_n * 8 + 2 * g_t + g_h % 2] = {};",
+        kWarpRows, p_stride_, p));
+    e.close_block();
+    e.close_block();
+    code.line("__syncwarp();");
+    code.line("#pragma unroll");
+    e.open_block(fmt::format("for (int g_j = 0; g_j < {}; g_j += 4)", split_keys_));
+    for (const char* row : {"a", "b"}) {
+      code.line(
+          fmt::format("const g_float4 g_p{} = {};", row,
+                      vector_at("g_float4", "g_prob",
+                                fmt::format("(g_warp * {} + g_g{}) * {} + g_j", kWarpRows,
+                                            std::string(row) == "a" ? "" : " + 8", p_stride_))));
+    }
     code.line("#pragma unroll");
     e.open_block(fmt::format("for (int g_c = 0; g_c < {}; ++g_c)", a_.columns / 8));
-    code.line(fmt::format("const int g_at = (g_c * 8 + g_g) * {} + g_split + g_kk * 16 + 2 * g_t;",
-                          kKeyTile + kPadding));
-    code.line(fmt::format("const unsigned g_vf[2] = {{{}, {}}};", word("g_v", "g_at"),
-                          word("g_v", "g_at + 8")));
-    code.line(fmt::format("{}(g_o[g_c], g_pf, g_vf);", mma_function(pv_type_)));
+    code.line(fmt::format("const int g_at = (g_split + g_j) * {} + g_c * 8 + 2 * g_t;", v_stride_));
+    for (int j = 0; j < 4; ++j) {
+      code.line(fmt::format("const g_float2 g_v{} = {};", j,
+                            vector_at("g_float2", "g_v", fmt::format("g_at + {}", j * v_stride_))));
+    }
+    const char* p_fields = "xyzw";
+    for (int h = 0; h < 4; ++h) {
+      const std::string row = h < 2 ? "g_pa" : "g_pb";
+      const char column = h % 2 == 0 ? 'x' : 'y';
+      std::string sum;
+      for (int j = 0; j < 4; ++j) {
+        sum += fmt::format("{}{}.{} * g_v{}.{}", j ? " + " : "", row, p_fields[j], j, column);
+      }
+      code.line(fmt::format("g_o[g_c][{}] += {};", h, sum));
+    }
     e.close_block();
     e.close_block();
+    code.line("__syncwarp();");
   }
 
   // Each warp's partial O (and, online, its row statistics) through shared memory; the block's
@@ -435,8 +601,9 @@ class MmaAttentionWriter {
   const AttentionShape& a_;
   KernelSpec& spec_;
   std::vector<std::string> outputs_;
-  int64_t row_warps_ = 1, key_splits_ = 1, query_tile_ = 0, split_keys_ = 0, tiles_ = 0;
-  int64_t k_stride_ = 0;
+  bool tensor_cores_ = true;
+  int64_t key_tile_ = 0, row_warps_ = 1, key_splits_ = 1, query_tile_ = 0, split_keys_ = 0;
+  int64_t tiles_ = 0, q_stride_ = 0, k_stride_ = 0, v_stride_ = 0, p_stride_ = 0;
   DType qk_type_ = DType::kF16, pv_type_ = DType::kF16;
   bool online_ = true;
   std::string minus_inf_;
@@ -444,15 +611,17 @@ class MmaAttentionWriter {
 
 }  // namespace
 
-bool fits_mma_attention(const AttentionShape& a) {
-  return is_16_bit(operand_type(*a.scores)) && is_16_bit(operand_type(*a.output)) &&
-         a.depth % 16 == 0 && a.depth <= kMaxHeadSize && a.columns % 8 == 0 &&
-         a.columns <= kMaxHeadSize && a.softmax->result()->type().dtype != DType::kF64;
+bool fits_tiled_attention(const AttentionShape& a) {
+  const bool tensor_cores =
+      is_16_bit(operand_type(*a.scores)) && is_16_bit(operand_type(*a.output)) &&
+      a.depth % 16 == 0 && a.depth <= kMmaMaxHeadSize && a.columns % 8 == 0 &&
+      a.columns <= kMmaMaxHeadSize && a.softmax->result()->type().dtype != DType::kF64;
+  return tensor_cores || fits_simt(a);
 }
 
-KernelSpec emit_mma_attention_kernel(const KernelBody& body, const AttentionShape& shape) {
+KernelSpec emit_tiled_attention_kernel(const KernelBody& body, const AttentionShape& shape) {
   KernelSpec spec;
-  MmaAttentionWriter(body, shape, spec).write();
+  TiledAttentionWriter(body, shape, spec).write();
   return spec;
 }
 
