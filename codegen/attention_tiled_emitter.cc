@@ -185,8 +185,9 @@ class TiledAttentionWriter {
     code.line(fmt::format("const int g_split = g_warp / {} * {};", row_warps_, split_keys_));
   }
 
-  // A loop over `count` elements spread over the block; close with e.close_block() (twice when
-  // count is not a multiple of kThreads: the bounds check).
+  // A loop over `count` elements (g_i) spread over the block, fully unrolled so that its loads
+  // are in flight together; returns whether it opened a bounds check (count not a multiple of
+  // kThreads), to pass to close_spread_loop.
   bool open_spread_loop(ElementEmitter& e, int64_t count) {
     e.code().line("#pragma unroll");
     e.open_block(fmt::format("for (int g_l = 0; g_l < {}; ++g_l)", ceil_div(count, kThreads)));
