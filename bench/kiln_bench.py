@@ -3,10 +3,11 @@ import json
 import subprocess
 
 
-def run_kiln_bench(kiln, model_path, json_path, iters, warmup, extra_args=()):
-    """Runs `kiln bench MODEL --compare unfused,fused` with --json; returns the figures it wrote,
+def run_kiln_bench(kiln, model_path, json_path, iters, warmup, extra_args=(),
+                   variants="unfused,fused"):
+    """Runs `kiln bench MODEL --compare VARIANTS` with --json; returns the figures it wrote,
     or {"error": [last line of its output]} when it failed."""
-    command = [kiln, "bench", model_path, "--compare", "unfused,fused", "--iters", str(iters),
+    command = [kiln, "bench", model_path, "--compare", variants, "--iters", str(iters),
                "--warmup", str(warmup), "--json", json_path, *extra_args]
     print("$ " + " ".join(command), flush=True)
     result = subprocess.run(command, capture_output=True, text=True)

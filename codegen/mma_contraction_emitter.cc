@@ -1,0 +1,319 @@
+// The tensor-core contraction kernel and split-K's sum kernel (see the header).
+#include "codegen/mma_contraction_emitter.h"
+
+#include <fmt/format.h>
+
+#include "ir/error.h"
+
+namespace kiln::codegen {
+namespace {
+
+constexpr int kRowPadding = 8;  // 16-bit elements after each shared-memory row (16 bytes)
+constexpr int kSumThreads = 256;
+
+// One operand's tile in shared memory: `outer` rows of `inner` 16-bit elements, the inner
+// dimension being the one along which the operand is contiguous in memory.
+struct OperandTile {
+  std::string shared;  // "g_as", "g_bs"
+  std::string staged;  // registers holding the next step's pairs: "g_ra", "g_rb"
+  int outer = 0, inner = 0;
+  int pairs_per_thread = 0;
+};
+
+OperandTile operand_tile(const std::string& name, int rows_or_cols, bool inner_is_k, int threads) {
+  OperandTile tile{"g_" + name + "s", "g_r" + name, inner_is_k ? rows_or_cols : kMmaTileK,
+                   inner_is_k ? kMmaTileK : rows_or_cols, 0};
+  tile.pairs_per_thread = tile.outer * tile.inner / 2 / threads;
+  return tile;
+}
+
+class MmaKernelWriter {
+ public:
+  MmaKernelWriter(const KernelBody& body, const Node& anchor, ContractionView& view,
+                  const MmaTiling& tiling, KernelSpec& spec, ElementEmitter& e)
+      : body_(body),
+        anchor_(anchor),
+        view_(view),
+        tiling_(tiling),
+        spec_(spec),
+        e_(e),
+        code_(e.code()),
+        index_(e.index_type()),
+        a_along_k_(!view.a_contiguous_along_m()),
+        b_along_k_(view.b_contiguous_along_k()),
+        a_(operand_tile("a", tiling.block_m, a_along_k_, tiling.threads())),
+        b_(operand_tile("b", tiling.block_n, b_along_k_, tiling.threads())),
+        pack_(anchor.operand(0)->type().dtype == DType::kBF16 ? "kiln_pack_bf16x2"
+                                                              : "kiln_pack_f16x2"),
+        mma_(anchor.operand(0)->type().dtype == DType::kBF16 ? "kiln_mma_bf16_16816"
+                                                             : "kiln_mma_f16_16816") {}
+
+  void write(const std::vector<std::string>& outputs) {
+    declarations();
+    main_loop();
+    results(outputs);
+  }
+
+ private:
+  int fragments_m() const { return tiling_.warp_m() / 16; }
+  int fragments_n() const { return tiling_.warp_n() / 8; }
+
+  void declarations() {
+    for (const OperandTile* tile : {&a_, &b_}) {
+      code_.line(fmt::format("__shared__ __align__(16) unsigned short {}[2][{}][{}];", tile->shared,
+                             tile->outer, tile->inner + kRowPadding));
+      code_.line(fmt::format("unsigned {}[{}];", tile->staged, tile->pairs_per_thread));
+    }
+    const int64_t batch = view_.batch;
+    code_.line(fmt::format("const {} g_b = blockIdx.z % {};", index_, batch));
+    code_.line(fmt::format("const {} g_m0 = static_cast<{}>(blockIdx.y) * {};", index_, index_,
+                           tiling_.block_m));
+    code_.line(fmt::format("const {} g_n0 = static_cast<{}>(blockIdx.x) * {};", index_, index_,
+                           tiling_.block_n));
+    code_.line(fmt::format("const {} g_kbegin = static_cast<{}>(blockIdx.z / {}) * {};", index_,
+                           index_, batch, tiling_.split_depth));
+    code_.line(fmt::format("const {} g_kend = min(static_cast<{}>({}), g_kbegin + {});", index_,
+                           index_, view_.depth, tiling_.split_depth));
+    code_.line("const int g_lane = threadIdx.x % 32, g_warp = threadIdx.x / 32;");
+    code_.line(fmt::format("const int g_wm = g_warp / {} * {}, g_wn = g_warp % {} * {};",
+                           tiling_.warps_n, tiling_.warp_m(), tiling_.warps_n, tiling_.warp_n()));
+    code_.line(fmt::format("float g_acc[{}][{}][4] = {{}};", fragments_m(), fragments_n()));
+  }
+
+  void main_loop() {
+    load_step("g_kbegin");
+    e_.open_block(
+        fmt::format("for ({} g_k0 = g_kbegin; g_k0 < g_kend; g_k0 += {})", index_, kMmaTileK));
+    code_.line(
+        fmt::format("const int g_buf = static_cast<int>((g_k0 - g_kbegin) / {}) & 1;", kMmaTileK));
+    store_step(a_);
+    store_step(b_);
+    code_.line("__syncthreads();");
+    e_.open_block(fmt::format("if (g_k0 + {} < g_kend)", kMmaTileK));
+    code_.line(fmt::format("const {} g_knext = g_k0 + {};", index_, kMmaTileK));
+    load_step("g_knext");
+    e_.close_block();
+    multiply_step();
+    e_.close_block();
+  }
+
+  // Loads the elements of both tiles at depth `k0` into the staging registers.
+  void load_step(const std::string& k0) {
+    load_operand(a_, a_along_k_, k0, "g_m0", view_.rows,
+                 [&](const std::string& m, const std::string& k) {
+                   const std::string padding = view_.a_padding(e_, "g_b", m, k);
+                   if (!padding.empty()) e_.open_block("if (" + padding + ")");
+                   code_.line("g_v[g_h] = " + view_.a_element(e_, "g_b", m, k) + ";");
+                   if (!padding.empty()) e_.close_block();
+                 });
+    load_operand(b_, b_along_k_, k0, "g_n0", view_.cols,
+                 [&](const std::string& n, const std::string& k) {
+                   code_.line("g_v[g_h] = " + view_.b_element(e_, "g_b", k, n) + ";");
+                 });
+  }
+
+  // Thread t's pair p of `tile` is pair q = t + p · threads in row-major order of the tile.
+  // `other` names the first row or column of the block along the operand's non-k dimension.
+  template <typename Load>
+  void load_operand(const OperandTile& tile, bool inner_is_k, const std::string& k0,
+                    const std::string& other0, int64_t other_size, const Load& load) {
+    code_.line("#pragma unroll");
+    e_.open_block(fmt::format("for (int g_p = 0; g_p < {}; ++g_p)", tile.pairs_per_thread));
+    code_.line(fmt::format("const int g_q = threadIdx.x + g_p * {};", tiling_.threads()));
+    code_.line(fmt::format("const int g_outer = g_q / {}, g_inner = g_q % {} * 2;", tile.inner / 2,
+                           tile.inner / 2));
+    code_.line("float g_v[2];");
+    code_.line("#pragma unroll");
+    e_.open_block("for (int g_h = 0; g_h < 2; ++g_h)");
+    code_.line("g_v[g_h] = 0.0f;");
+    const std::string along_k = inner_is_k ? "g_inner + g_h" : "g_outer";
+    const std::string across = inner_is_k ? "g_outer" : "g_inner + g_h";
+    code_.line(
+        fmt::format("const {} g_k = {} + {}, g_o = {} + {};", index_, k0, along_k, other0, across));
+    e_.open_block(fmt::format("if (g_k < g_kend && g_o < {})", other_size));
+    load("g_o", "g_k");
+    e_.close_block();
+    e_.close_block();
+    code_.line(fmt::format("{}[g_p] = {}(g_v[0], g_v[1]);", tile.staged, pack_));
+    e_.close_block();
+  }
+
+  void store_step(const OperandTile& tile) {
+    code_.line("#pragma unroll");
+    e_.open_block(fmt::format("for (int g_p = 0; g_p < {}; ++g_p)", tile.pairs_per_thread));
+    code_.line(fmt::format("const int g_q = threadIdx.x + g_p * {};", tiling_.threads()));
+    code_.line(
+        fmt::format("*reinterpret_cast<unsigned*>(&{}[g_buf][g_q / {}][g_q % {} * 2]) = {}[g_p];",
+                    tile.shared, tile.inner / 2, tile.inner / 2, tile.staged));
+    e_.close_block();
+  }
+
+  // Two k16 steps of ldmatrix and mma from shared buffer g_buf. ldmatrix_x4: lanes 8i..8i+7
+  // address the rows of matrix i; see the fragment layouts in codegen/device_functions.cc.
+  void multiply_step() {
+    code_.line("#pragma unroll");
+    e_.open_block(fmt::format("for (int g_ks = 0; g_ks < {}; g_ks += 16)", kMmaTileK));
+    code_.line(fmt::format("unsigned g_fa[{}][4], g_fb[{}][2];", fragments_m(), fragments_n()));
+    // A: matrix i holds rows (i % 2) · 8.. and k (i / 2) · 8.. of the 16 × 16 fragment.
+    code_.line("#pragma unroll");
+    e_.open_block(fmt::format("for (int g_i = 0; g_i < {}; ++g_i)", fragments_m()));
+    code_.line("const int g_r = g_wm + g_i * 16;");
+    if (a_along_k_) {
+      code_.line(
+          "kiln_ldmatrix_x4(g_fa[g_i], &g_as[g_buf][g_r + g_lane % 8 + g_lane / 8 % 2 * 8]"
+          "[g_ks + g_lane / 16 * 8]);");
+    } else {
+      code_.line(
+          "kiln_ldmatrix_x4_trans(g_fa[g_i], &g_as[g_buf][g_ks + g_lane % 8 + g_lane / 16 * 8]"
+          "[g_r + g_lane / 8 % 2 * 8]);");
+    }
+    e_.close_block();
+    // B, two 8-column fragments at a time: matrix i holds k (i % 2) · 8.. of columns
+    // (i / 2) · 8...
+    code_.line("#pragma unroll");
+    e_.open_block(fmt::format("for (int g_j = 0; g_j < {}; g_j += 2)", fragments_n()));
+    code_.line("const int g_c = g_wn + g_j * 8;");
+    code_.line("unsigned g_x[4];");
+    if (b_along_k_) {
+      code_.line(
+          "kiln_ldmatrix_x4(g_x, &g_bs[g_buf][g_c + g_lane % 8 + g_lane / 16 * 8]"
+          "[g_ks + g_lane / 8 % 2 * 8]);");
+    } else {
+      code_.line(
+          "kiln_ldmatrix_x4_trans(g_x, &g_bs[g_buf][g_ks + g_lane % 8 + g_lane / 8 % 2 * 8]"
+          "[g_c + g_lane / 16 * 8]);");
+    }
+    code_.line("g_fb[g_j][0] = g_x[0];");
+    code_.line("g_fb[g_j][1] = g_x[1];");
+    code_.line("g_fb[g_j + 1][0] = g_x[2];");
+    code_.line("g_fb[g_j + 1][1] = g_x[3];");
+    e_.close_block();
+    code_.line("#pragma unroll");
+    e_.open_block(fmt::format("for (int g_i = 0; g_i < {}; ++g_i)", fragments_m()));
+    code_.line("#pragma unroll");
+    code_.line(
+        fmt::format("for (int g_j = 0; g_j < {}; ++g_j) {}(g_acc[g_i][g_j], g_fa[g_i], "
+                    "g_fb[g_j]);",
+                    fragments_n(), mma_));
+    e_.close_block();
+    e_.close_block();
+  }
+
+  // Accumulator register r of fragment (i, j) is C(g + r / 2 · 8, 2t + r % 2), g = lane / 4,
+  // t = lane % 4.
+  void results(const std::vector<std::string>& outputs) {
+    const std::pair<const char*, int> loops[] = {
+        {"g_i", fragments_m()}, {"g_j", fragments_n()}, {"g_r", 4}};
+    for (const auto& [name, count] : loops) {
+      code_.line("#pragma unroll");
+      e_.open_block(fmt::format("for (int {0} = 0; {0} < {1}; ++{0})", name, count));
+    }
+    code_.line(
+        fmt::format("const {} g_m = g_m0 + g_wm + g_i * 16 + g_lane / 4 + g_r / 2 * 8, "
+                    "g_n = g_n0 + g_wn + g_j * 8 + g_lane % 4 * 2 + g_r % 2;",
+                    index_));
+    e_.open_block(fmt::format("if (g_m < {} && g_n < {})", view_.rows, view_.cols));
+    if (tiling_.splits > 1) {
+      code_.line(
+          fmt::format("{}[((static_cast<{}>(blockIdx.z) * {}) + g_m) * {} + g_n] = "
+                      "g_acc[g_i][g_j][g_r];",
+                      spec_.params.add_workspace(workspace_floats(view_, tiling_)), index_,
+                      view_.rows, view_.cols));
+    } else {
+      emit_contraction_result(e_, body_, anchor_, view_, outputs, "g_b", "g_m", "g_n",
+                              "g_acc[g_i][g_j][g_r]");
+    }
+    for (int level = 0; level < 4; ++level) e_.close_block();
+  }
+
+  static int64_t workspace_floats(const ContractionView& view, const MmaTiling& tiling) {
+    return tiling.splits * view.batch * view.rows * view.cols;
+  }
+
+  const KernelBody& body_;
+  const Node& anchor_;
+  ContractionView& view_;
+  const MmaTiling& tiling_;
+  KernelSpec& spec_;
+  ElementEmitter& e_;
+  CodeWriter& code_;
+  const std::string index_;
+  const bool a_along_k_, b_along_k_;
+  const OperandTile a_, b_;
+  const std::string pack_, mma_;
+};
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// The spec's kind, ops, block and grid, and the body's inputs as parameters.
+void begin_partial_spec(KernelSpec& spec, const KernelBody& body, uint32_t threads,
+                        std::array<uint32_t, 3> grid) {
+  spec.kind = body.kind;
+  spec.ops = distinct_ops(body);
+  spec.max_threads = threads;
+  spec.block = {threads, 1, 1};
+  spec.grid = grid;
+  for (const Value* input : body.inputs) spec.params.add_input(input);
+}
+
+}  // namespace
+
+bool uses_tensor_cores(const Node& anchor) {
+  const DType a = anchor.operand(0)->type().dtype, b = anchor.operand(1)->type().dtype;
+  return a == b && (a == DType::kF16 || a == DType::kBF16);
+}
+
+KernelSpec emit_mma_contraction_kernel(const KernelBody& body, const Node& anchor,
+                                       ContractionView& view, const MmaTiling& tiling) {
+  const int64_t row_tiles = ceil_div(view.rows, tiling.block_m);
+  const int64_t z = view.batch * tiling.splits;
+  if (z > 65535 || row_tiles > 65535) {
+    throw UnsupportedError(anchor.describe() + ": too many rows or batches for one launch");
+  }
+  const std::array<uint32_t, 3> grid{static_cast<uint32_t>(ceil_div(view.cols, tiling.block_n)),
+                                     static_cast<uint32_t>(row_tiles), static_cast<uint32_t>(z)};
+  const auto threads = static_cast<uint32_t>(tiling.threads());
+  KernelSpec spec;
+  std::vector<std::string> outputs;
+  if (tiling.splits > 1) {
+    begin_partial_spec(spec, body, threads, grid);
+  } else {
+    outputs = begin_spec(spec, body, threads, grid);
+  }
+  CodeWriter code(1);
+  ElementEmitter e(code, spec.params,
+                   index_type_for(body, tiling.splits * view.batch * view.rows * view.cols));
+  MmaKernelWriter(body, anchor, view, tiling, spec, e).write(outputs);
+  spec.body = code.text();
+  return spec;
+}
+
+KernelSpec emit_split_k_sum_kernel(const KernelBody& body, const Node& anchor,
+                                   ContractionView& view, const MmaTiling& tiling) {
+  const int64_t total = view.batch * view.rows * view.cols;
+  const int64_t blocks = std::min<int64_t>(ceil_div(total, kSumThreads), 65535);
+  KernelSpec spec;
+  const std::vector<std::string> outputs =
+      begin_spec(spec, body, kSumThreads, {static_cast<uint32_t>(blocks), 1, 1});
+  const std::string& workspace = spec.params.add_workspace(tiling.splits * total);
+  CodeWriter code(1);
+  ElementEmitter e(code, spec.params, index_type_for(body, tiling.splits * total + blocks * 256));
+  const std::string& index = e.index_type();
+  e.open_block(
+      fmt::format("for ({} g_i = static_cast<{}>(blockIdx.x) * {} + threadIdx.x; g_i < {}; g_i += "
+                  "static_cast<{}>(gridDim.x) * {})",
+                  index, index, kSumThreads, total, index, kSumThreads));
+  code.line(fmt::format("const {} g_n = g_i % {}, g_m = g_i / {} % {}, g_b = g_i / {};", index,
+                        view.cols, view.cols, view.rows, view.rows * view.cols));
+  code.line("float g_sum = 0.0f;");
+  code.line("#pragma unroll");
+  code.line(fmt::format(
+      "for (int g_s = 0; g_s < {}; ++g_s) g_sum += {}[static_cast<{}>(g_s) * {} + g_i];",
+      tiling.splits, workspace, index, total));
+  emit_contraction_result(e, body, anchor, view, outputs, "g_b", "g_m", "g_n", "g_sum");
+  e.close_block();
+  spec.body = code.text();
+  return spec;
+}
+
+}  // namespace kiln::codegen

@@ -1,0 +1,47 @@
+// The tensor-core contraction kernel, for gemm, matmul and conv whose operands are f16 or bf16
+// (what the mixed-precision pass gives them): mma.sync.m16n8k16 with f32 accumulators.
+//
+// A block computes a block_m × block_n tile of one b (codegen/contraction_tiling.h: 128×128 with
+// 8 warps, 128×64 / 64×128 / 64×64 with 4), each warp a (block_m / warps_m) × (block_n /
+// warps_n) part of it as 16×8 mma tiles. K advances kMmaTileK (32) at a time:
+//
+//   registers ──store──► shared[buf] ──sync──► load the next step's elements into registers
+//                                               (their latency hides behind:) ldmatrix + mma
+//
+// Two shared-memory buffers, one __syncthreads a step: a buffer is written again only after
+// every warp has passed the barrier that follows its last reads. Each thread loads pairs of
+// neighbouring elements through the element machinery (so a fusion's prologue ops are computed
+// as the tile loads them; padding and out-of-range elements read 0), rounds them to the operand
+// type and keeps them packed (f16x2 / bf16x2) until the store. A tile is stored with its rows
+// along the dimension along which the operand lies contiguous in memory (ContractionView:
+// k for a row-major matmul A, m = output pixels for a convolution's input, k for its weights),
+// so consecutive threads read consecutive addresses; ldmatrix (.trans where the rows run along
+// m or n) then gives the mma fragments. Rows are padded by 16 bytes, which puts the 8 rows one
+// ldmatrix reads in 8 distinct groups of 4 banks.
+//
+// Results: each accumulator element goes through emit_contraction_result (the op's bias, the
+// fusion's epilogue, the stores) at (b, m, n); with split-K, each block writes its slice's sums
+// to the workspace instead, workspace[((split · batch + b) · rows + m) · cols + n], and
+// emit_split_k_sum_kernel's kernel adds the slices and runs the epilogue, once per element.
+#pragma once
+
+#include "codegen/contraction_tiling.h"
+#include "codegen/contraction_view.h"
+#include "codegen/kernel_spec.h"
+
+namespace kiln::codegen {
+
+// Whether `anchor`'s operands suit the tensor-core kernel (both f16 or both bf16).
+bool uses_tensor_cores(const Node& anchor);
+
+// The tensor-core kernel. With tiling.splits > 1 it writes partial sums to a workspace
+// parameter instead of the body's outputs.
+KernelSpec emit_mma_contraction_kernel(const KernelBody& body, const Node& anchor,
+                                       ContractionView& view, const MmaTiling& tiling);
+
+// Split-K's second kernel: per result element, the sum of the slices in the workspace, then
+// the op's result and the epilogue.
+KernelSpec emit_split_k_sum_kernel(const KernelBody& body, const Node& anchor,
+                                   ContractionView& view, const MmaTiling& tiling);
+
+}  // namespace kiln::codegen
