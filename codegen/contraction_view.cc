@@ -11,7 +11,7 @@ namespace {
 
 class MatmulView : public ContractionView {
  public:
-  explicit MatmulView(const Node& node) : node_(node) {
+  explicit MatmulView(const Node& node) : ContractionView(node) {
     const Shape& a = node.operand(0)->type().shape;
     const Shape& b = node.operand(1)->type().shape;
     const Shape& out = node.result()->type().shape;
@@ -24,13 +24,13 @@ class MatmulView : public ContractionView {
     batch_shape_.assign(out.begin(), out.end() - 2);
     for (int64_t dim : batch_shape_) batch *= dim;
   }
-  std::string a_element(ElementEmitter& e, const std::string& b, const std::string& m,
-                        const std::string& k) override {
-    return operand(e, 0, b, m, k, rows, depth);
+  std::string a_index(ElementEmitter& e, const std::string& b, const std::string& m,
+                      const std::string& k) override {
+    return operand_index(e, a_operand(), b, m, k, rows, depth);
   }
-  std::string b_element(ElementEmitter& e, const std::string& b, const std::string& k,
-                        const std::string& n) override {
-    return operand(e, 1, b, k, n, depth, cols);
+  std::string b_index(ElementEmitter& e, const std::string& b, const std::string& k,
+                      const std::string& n) override {
+    return operand_index(e, b_operand(), b, k, n, depth, cols);
   }
   std::string result_index(ElementEmitter& e, const std::string& b, const std::string& m,
                            const std::string& n) override {
@@ -42,27 +42,28 @@ class MatmulView : public ContractionView {
   }
   bool a_contiguous_along_m() const override { return false; }
   bool b_contiguous_along_k() const override { return false; }
+  int64_t a_contiguous_run() const override { return depth; }
+  int64_t b_contiguous_run() const override { return cols; }
 
  private:
-  // Operand `i` as a [batch..., r, c] matrix broadcast over the result's batch dims.
-  std::string operand(ElementEmitter& e, size_t i, const std::string& b, const std::string& r,
-                      const std::string& c, int64_t r_size, int64_t c_size) {
+  // The index in `value`, a [batch..., r, c] matrix broadcast over the result's batch dims.
+  std::string operand_index(ElementEmitter& e, const Value* value, const std::string& b,
+                            const std::string& r, const std::string& c, int64_t r_size,
+                            int64_t c_size) {
     Shape full = batch_shape_;
     full.push_back(r_size);
     full.push_back(c_size);
     const std::string flat =
         e.index_temp(fmt::format("({} * {} + {}) * {} + {}", b, r_size, r, c_size, c));
-    const Value* value = node_.operand(i);
-    return e.element(value, e.broadcast_index(flat, full, value->type().shape));
+    return e.broadcast_index(flat, full, value->type().shape);
   }
 
-  const Node& node_;
   Shape batch_shape_;
 };
 
 class GemmView : public ContractionView {
  public:
-  explicit GemmView(const Node& node) : node_(node) {
+  explicit GemmView(const Node& node) : ContractionView(node) {
     const Shape& a = node.operand(0)->type().shape;
     const Shape& b = node.operand(1)->type().shape;
     trans_a_ = node.int_attr("transA") != 0;
@@ -71,17 +72,15 @@ class GemmView : public ContractionView {
     depth = trans_a_ ? a[0] : a[1];
     cols = trans_b_ ? b[0] : b[1];
   }
-  std::string a_element(ElementEmitter& e, const std::string&, const std::string& m,
-                        const std::string& k) override {
-    const std::string index = trans_a_ ? fmt::format("{} * {} + {}", k, rows, m)
-                                       : fmt::format("{} * {} + {}", m, depth, k);
-    return e.element(node_.operand(0), e.index_temp(index));
+  std::string a_index(ElementEmitter& e, const std::string&, const std::string& m,
+                      const std::string& k) override {
+    return e.index_temp(trans_a_ ? fmt::format("{} * {} + {}", k, rows, m)
+                                 : fmt::format("{} * {} + {}", m, depth, k));
   }
-  std::string b_element(ElementEmitter& e, const std::string&, const std::string& k,
-                        const std::string& n) override {
-    const std::string index = trans_b_ ? fmt::format("{} * {} + {}", n, depth, k)
-                                       : fmt::format("{} * {} + {}", k, cols, n);
-    return e.element(node_.operand(1), e.index_temp(index));
+  std::string b_index(ElementEmitter& e, const std::string&, const std::string& k,
+                      const std::string& n) override {
+    return e.index_temp(trans_b_ ? fmt::format("{} * {} + {}", n, depth, k)
+                                 : fmt::format("{} * {} + {}", k, cols, n));
   }
   std::string result_index(ElementEmitter& e, const std::string&, const std::string& m,
                            const std::string& n) override {
@@ -105,15 +104,16 @@ class GemmView : public ContractionView {
   }
   bool a_contiguous_along_m() const override { return trans_a_; }
   bool b_contiguous_along_k() const override { return trans_b_; }
+  int64_t a_contiguous_run() const override { return trans_a_ ? rows : depth; }
+  int64_t b_contiguous_run() const override { return trans_b_ ? depth : cols; }
 
  private:
-  const Node& node_;
   bool trans_a_ = false, trans_b_ = false;
 };
 
 class ConvView : public ContractionView {
  public:
-  explicit ConvView(const Node& node) : node_(node) {
+  explicit ConvView(const Node& node) : ContractionView(node) {
     const Shape& x = node.operand(0)->type().shape;
     const Shape& w = node.operand(1)->type().shape;
     const Shape& y = node.result()->type().shape;
@@ -143,18 +143,16 @@ class ConvView : public ContractionView {
     return fmt::format("{} >= 0 && {} < {} && {} >= 0 && {} < {}", iy_, iy_, height_, ix_, ix_,
                        width_);
   }
-  std::string a_element(ElementEmitter& e, const std::string& b, const std::string& m,
-                        const std::string& k) override {
+  std::string a_index(ElementEmitter& e, const std::string& b, const std::string& m,
+                      const std::string& k) override {
     input_coordinates(e, b, m, k);
-    const std::string index =
-        e.index_temp(fmt::format("(({} * {} + {}) * {} + {}) * {} + {}", image_, channels_,
-                                 channel_, height_, iy_, width_, ix_));
-    return e.element(node_.operand(0), index);
+    return e.index_temp(fmt::format("(({} * {} + {}) * {} + {}) * {} + {}", image_, channels_,
+                                    channel_, height_, iy_, width_, ix_));
   }
-  std::string b_element(ElementEmitter& e, const std::string& b, const std::string& k,
-                        const std::string& n) override {
+  std::string b_index(ElementEmitter& e, const std::string& b, const std::string& k,
+                      const std::string& n) override {
     const std::string oc = e.index_temp(fmt::format("{} * {} + {}", b, cols, n));
-    return e.element(node_.operand(1), e.index_temp(fmt::format("{} * {} + {}", oc, depth, k)));
+    return e.index_temp(fmt::format("{} * {} + {}", oc, depth, k));
   }
   std::string result_index(ElementEmitter& e, const std::string& b, const std::string& m,
                            const std::string& n) override {
@@ -170,9 +168,17 @@ class ConvView : public ContractionView {
     const std::string oc = e.index_temp(fmt::format("{} * {} + {}", b, cols, n));
     return e.temp("float", fmt::format("{} + {}", sum, e.element(node_.operand(2), oc)));
   }
-  // Neighbouring output pixels read neighbouring input pixels; weights are [oc][k].
+  // Neighbouring output pixels read neighbouring input pixels; weights are [oc][k]. A 1×1
+  // convolution of stride 1 without padding reads each image's pixels as they lie.
   bool a_contiguous_along_m() const override { return true; }
   bool b_contiguous_along_k() const override { return true; }
+  int64_t a_contiguous_run() const override {
+    const bool pointwise = kernel_h_ == 1 && kernel_w_ == 1 && strides_[0] == 1 &&
+                           strides_[1] == 1 && pads_[0] == 0 && pads_[1] == 0 &&
+                           out_h_ == height_ && out_w_ == width_;
+    return pointwise ? out_h_ * out_w_ : 1;
+  }
+  int64_t b_contiguous_run() const override { return depth; }
 
  private:
   void input_coordinates(ElementEmitter& e, const std::string& b, const std::string& m,
@@ -192,7 +198,6 @@ class ConvView : public ContractionView {
         fmt::format("{} * {} - {} + {} * {}", ox, strides_[1], pads_[1], kx, dilations_[1]));
   }
 
-  const Node& node_;
   int64_t groups_, channels_, height_, width_, out_channels_, kernel_h_, kernel_w_, out_h_, out_w_;
   std::vector<int64_t> strides_, pads_, dilations_;
   std::string image_, channel_, iy_, ix_;

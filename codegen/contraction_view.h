@@ -20,27 +20,51 @@ namespace kiln::codegen {
 
 class ContractionView {
  public:
+  explicit ContractionView(const Node& node) : node_(node) {}
   virtual ~ContractionView() = default;
   int64_t batch = 1, rows = 1, cols = 1, depth = 1;
-  // A(b, m, k) and B(b, k, n) as element variables (emitting their loads).
-  virtual std::string a_element(ElementEmitter& e, const std::string& b, const std::string& m,
-                                const std::string& k) = 0;
-  virtual std::string b_element(ElementEmitter& e, const std::string& b, const std::string& k,
-                                const std::string& n) = 0;
-  // The flat index of result element (b, m, n), and the op's result from the accumulated sum.
-  virtual std::string result_index(ElementEmitter& e, const std::string& b, const std::string& m,
-                                   const std::string& n) = 0;
-  virtual std::string result(ElementEmitter& e, const std::string& b, const std::string& m,
-                             const std::string& n, const std::string& sum) = 0;
+
+  // The operands (the values A and B read) and the flat index of A(b, m, k) in operand A and of
+  // B(b, k, n) in operand B.
+  const Value* a_operand() const { return node_.operand(0); }
+  const Value* b_operand() const { return node_.operand(1); }
+  virtual std::string a_index(ElementEmitter& e, const std::string& b, const std::string& m,
+                              const std::string& k) = 0;
+  virtual std::string b_index(ElementEmitter& e, const std::string& b, const std::string& k,
+                              const std::string& n) = 0;
+  // A(b, m, k) and B(b, k, n) as element variables (emitting their loads and prologue ops).
+  std::string a_element(ElementEmitter& e, const std::string& b, const std::string& m,
+                        const std::string& k) {
+    return e.element(a_operand(), a_index(e, b, m, k));
+  }
+  std::string b_element(ElementEmitter& e, const std::string& b, const std::string& k,
+                        const std::string& n) {
+    return e.element(b_operand(), b_index(e, b, k, n));
+  }
   // A condition under which A(b, m, k) is loaded; elsewhere it reads as zero ("": always).
   virtual std::string a_padding(ElementEmitter&, const std::string&, const std::string&,
                                 const std::string&) {
     return "";
   }
+
   // The dimension along which neighbouring elements of A and of B lie next to each other in
-  // memory (when the operand is read as it is stored), so a tile loads them coalesced.
+  // memory, so a tile loads them coalesced,
   virtual bool a_contiguous_along_m() const = 0;  // else along k
   virtual bool b_contiguous_along_k() const = 0;  // else along n
+  // and along it, runs of how many elements are consecutive in the operand (each run starting
+  // at a multiple of its length): a row's length, a 1×1 convolution's input image's pixels; 1
+  // where the operand is not read as it lies (a convolution's input, otherwise).
+  virtual int64_t a_contiguous_run() const = 0;
+  virtual int64_t b_contiguous_run() const = 0;
+
+  // The flat index of result element (b, m, n), and the op's result from the accumulated sum.
+  virtual std::string result_index(ElementEmitter& e, const std::string& b, const std::string& m,
+                                   const std::string& n) = 0;
+  virtual std::string result(ElementEmitter& e, const std::string& b, const std::string& m,
+                             const std::string& n, const std::string& sum) = 0;
+
+ protected:
+  const Node& node_;
 };
 
 // The gemm, matmul or conv node of a contraction body, or nullptr.

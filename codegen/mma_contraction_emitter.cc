@@ -12,18 +12,43 @@ constexpr int kRowPadding = 8;  // 16-bit elements after each shared-memory row 
 constexpr int kSumThreads = 256;
 
 // One operand's tile in shared memory: `outer` rows of `inner` 16-bit elements, the inner
-// dimension being the one along which the operand is contiguous in memory.
+// dimension being the one along which the operand is contiguous in memory. A tile is either
+// register-staged (its elements computed through the element machinery, two at a time) or, when
+// the operand is a plain buffer read as it lies, copied with cp.async `vector` elements at a
+// time.
 struct OperandTile {
-  std::string shared;  // "g_as", "g_bs"
-  std::string staged;  // registers holding the next step's pairs: "g_ra", "g_rb"
+  char name = 'a';
+  bool inner_is_k = true;
   int outer = 0, inner = 0;
-  int pairs_per_thread = 0;
+  int vector = 0;         // elements per cp.async; 0: register-staged
+  std::string parameter;  // the buffer cp.async reads
+  int per_thread = 0;     // pairs (register-staged) or vectors (cp.async) a thread moves a step
+
+  std::string shared() const { return fmt::format("g_{}s", name); }
+  std::string staged() const { return fmt::format("g_r{}", name); }
+  int chunk() const { return vector ? vector : 2; }
 };
 
-OperandTile operand_tile(const std::string& name, int rows_or_cols, bool inner_is_k, int threads) {
-  OperandTile tile{"g_" + name + "s", "g_r" + name, inner_is_k ? rows_or_cols : kMmaTileK,
-                   inner_is_k ? kMmaTileK : rows_or_cols, 0};
-  tile.pairs_per_thread = tile.outer * tile.inner / 2 / threads;
+// The widest cp.async (8, 4 or 2 elements) that runs of `run` consecutive elements allow; 0 when
+// `operand` is not a buffer the kernel reads directly or runs are single elements.
+int vector_width(ElementEmitter& e, const Value* operand, int64_t run) {
+  const bool buffer = e.params().is_input(operand) ||
+                      (operand->is_constant() && operand->type().num_elements() > 1);
+  if (!buffer) return 0;
+  for (int width : {8, 4, 2}) {
+    if (run % width == 0) return width;
+  }
+  return 0;
+}
+
+OperandTile operand_tile(char name, int rows_or_cols, bool inner_is_k, int vector, int threads) {
+  OperandTile tile;
+  tile.name = name;
+  tile.inner_is_k = inner_is_k;
+  tile.outer = inner_is_k ? rows_or_cols : kMmaTileK;
+  tile.inner = inner_is_k ? kMmaTileK : rows_or_cols;
+  tile.vector = vector;
+  tile.per_thread = tile.outer * tile.inner / tile.chunk() / threads;
   return tile;
 }
 
@@ -39,16 +64,22 @@ class MmaKernelWriter {
         e_(e),
         code_(e.code()),
         index_(e.index_type()),
-        a_along_k_(!view.a_contiguous_along_m()),
-        b_along_k_(view.b_contiguous_along_k()),
-        a_(operand_tile("a", tiling.block_m, a_along_k_, tiling.threads())),
-        b_(operand_tile("b", tiling.block_n, b_along_k_, tiling.threads())),
+        a_(operand_tile('a', tiling.block_m, !view.a_contiguous_along_m(),
+                        vector_width(e, view.a_operand(), view.a_contiguous_run()),
+                        tiling.threads())),
+        b_(operand_tile('b', tiling.block_n, view.b_contiguous_along_k(),
+                        vector_width(e, view.b_operand(), view.b_contiguous_run()),
+                        tiling.threads())),
         pack_(anchor.operand(0)->type().dtype == DType::kBF16 ? "kiln_pack_bf16x2"
                                                               : "kiln_pack_f16x2"),
         mma_(anchor.operand(0)->type().dtype == DType::kBF16 ? "kiln_mma_bf16_16816"
                                                              : "kiln_mma_f16_16816") {}
 
   void write(const std::vector<std::string>& outputs) {
+    for (OperandTile* tile : {&a_, &b_}) {
+      if (tile->vector)
+        tile->parameter = e_.params().read(tile == &a_ ? view_.a_operand() : view_.b_operand());
+    }
     declarations();
     main_loop();
     results(outputs);
@@ -60,9 +91,11 @@ class MmaKernelWriter {
 
   void declarations() {
     for (const OperandTile* tile : {&a_, &b_}) {
-      code_.line(fmt::format("__shared__ __align__(16) unsigned short {}[2][{}][{}];", tile->shared,
-                             tile->outer, tile->inner + kRowPadding));
-      code_.line(fmt::format("unsigned {}[{}];", tile->staged, tile->pairs_per_thread));
+      code_.line(fmt::format("__shared__ __align__(16) unsigned short {}[2][{}][{}];",
+                             tile->shared(), tile->outer, tile->inner + kRowPadding));
+      if (!tile->vector) {
+        code_.line(fmt::format("unsigned {}[{}];", tile->staged(), tile->per_thread));
+      }
     }
     const int64_t batch = view_.batch;
     code_.line(fmt::format("const {} g_b = blockIdx.z % {};", index_, batch));
@@ -80,71 +113,99 @@ class MmaKernelWriter {
     code_.line(fmt::format("float g_acc[{}][{}][4] = {{}};", fragments_m(), fragments_n()));
   }
 
+  bool any_async() const { return a_.vector || b_.vector; }
+
   void main_loop() {
-    load_step("g_kbegin");
+    load_step("g_kbegin", "0");
     e_.open_block(
         fmt::format("for ({} g_k0 = g_kbegin; g_k0 < g_kend; g_k0 += {})", index_, kMmaTileK));
     code_.line(
         fmt::format("const int g_buf = static_cast<int>((g_k0 - g_kbegin) / {}) & 1;", kMmaTileK));
-    store_step(a_);
-    store_step(b_);
+    for (const OperandTile* tile : {&a_, &b_}) {
+      if (!tile->vector) store_step(*tile);
+    }
+    if (any_async()) code_.line("kiln_cp_async_wait<0>();");
     code_.line("__syncthreads();");
     e_.open_block(fmt::format("if (g_k0 + {} < g_kend)", kMmaTileK));
     code_.line(fmt::format("const {} g_knext = g_k0 + {};", index_, kMmaTileK));
-    load_step("g_knext");
+    load_step("g_knext", "g_buf ^ 1");
     e_.close_block();
     multiply_step();
     e_.close_block();
   }
 
-  // Loads the elements of both tiles at depth `k0` into the staging registers.
-  void load_step(const std::string& k0) {
-    load_operand(a_, a_along_k_, k0, "g_m0", view_.rows,
-                 [&](const std::string& m, const std::string& k) {
-                   const std::string padding = view_.a_padding(e_, "g_b", m, k);
-                   if (!padding.empty()) e_.open_block("if (" + padding + ")");
-                   code_.line("g_v[g_h] = " + view_.a_element(e_, "g_b", m, k) + ";");
-                   if (!padding.empty()) e_.close_block();
-                 });
-    load_operand(b_, b_along_k_, k0, "g_n0", view_.cols,
-                 [&](const std::string& n, const std::string& k) {
-                   code_.line("g_v[g_h] = " + view_.b_element(e_, "g_b", k, n) + ";");
-                 });
+  // Loads both tiles at depth `k0`: register-staged ones into their registers, the others with
+  // cp.async into shared buffer `buffer`.
+  void load_step(const std::string& k0, const std::string& buffer) {
+    load_operand(
+        a_, k0, buffer, "g_m0", view_.rows,
+        [&](const std::string& m, const std::string& k) { return view_.a_index(e_, "g_b", m, k); },
+        [&](const std::string& m, const std::string& k) {
+          const std::string padding = view_.a_padding(e_, "g_b", m, k);
+          if (!padding.empty()) e_.open_block("if (" + padding + ")");
+          code_.line("g_v[g_h] = " + view_.a_element(e_, "g_b", m, k) + ";");
+          if (!padding.empty()) e_.close_block();
+        });
+    load_operand(
+        b_, k0, buffer, "g_n0", view_.cols,
+        [&](const std::string& n, const std::string& k) { return view_.b_index(e_, "g_b", k, n); },
+        [&](const std::string& n, const std::string& k) {
+          code_.line("g_v[g_h] = " + view_.b_element(e_, "g_b", k, n) + ";");
+        });
+    if (any_async()) code_.line("kiln_cp_async_commit();");
   }
 
-  // Thread t's pair p of `tile` is pair q = t + p · threads in row-major order of the tile.
-  // `other` names the first row or column of the block along the operand's non-k dimension.
-  template <typename Load>
-  void load_operand(const OperandTile& tile, bool inner_is_k, const std::string& k0,
-                    const std::string& other0, int64_t other_size, const Load& load) {
+  // Thread t's chunk p of `tile` (a pair or a vector) is chunk q = t + p · threads in row-major
+  // order of the tile. `other0` names the first row or column of the block along the operand's
+  // dimension other than k, `other_size` its extent; index(other, k) gives the element's index
+  // in the operand, load(other, k) sets g_v[g_h] to it.
+  template <typename Index, typename Load>
+  void load_operand(const OperandTile& tile, const std::string& k0, const std::string& buffer,
+                    const std::string& other0, int64_t other_size, const Index& index,
+                    const Load& load) {
+    const int chunks_per_row = tile.inner / tile.chunk();
     code_.line("#pragma unroll");
-    e_.open_block(fmt::format("for (int g_p = 0; g_p < {}; ++g_p)", tile.pairs_per_thread));
+    e_.open_block(fmt::format("for (int g_p = 0; g_p < {}; ++g_p)", tile.per_thread));
     code_.line(fmt::format("const int g_q = threadIdx.x + g_p * {};", tiling_.threads()));
-    code_.line(fmt::format("const int g_outer = g_q / {}, g_inner = g_q % {} * 2;", tile.inner / 2,
-                           tile.inner / 2));
+    code_.line(fmt::format("const int g_outer = g_q / {}, g_inner = g_q % {} * {};", chunks_per_row,
+                           chunks_per_row, tile.chunk()));
+    if (tile.vector) {
+      // A vector lies wholly inside or wholly outside the operand: its length divides the
+      // runs, the depth and the split depth.
+      const std::string along_k = tile.inner_is_k ? "g_inner" : "g_outer";
+      const std::string across = tile.inner_is_k ? "g_outer" : "g_inner";
+      code_.line(fmt::format("const {} g_k = {} + {}, g_o = {} + {};", index_, k0, along_k, other0,
+                             across));
+      code_.line(fmt::format(
+          "kiln_cp_async_{}(&{}[{}][g_outer][g_inner], {} + {}, g_k < g_kend "
+          "&& g_o < {});",
+          tile.vector * 2, tile.shared(), buffer, tile.parameter, index("g_o", "g_k"), other_size));
+      e_.close_block();
+      return;
+    }
     code_.line("float g_v[2];");
     code_.line("#pragma unroll");
     e_.open_block("for (int g_h = 0; g_h < 2; ++g_h)");
     code_.line("g_v[g_h] = 0.0f;");
-    const std::string along_k = inner_is_k ? "g_inner + g_h" : "g_outer";
-    const std::string across = inner_is_k ? "g_outer" : "g_inner + g_h";
+    const std::string along_k = tile.inner_is_k ? "g_inner + g_h" : "g_outer";
+    const std::string across = tile.inner_is_k ? "g_outer" : "g_inner + g_h";
     code_.line(
         fmt::format("const {} g_k = {} + {}, g_o = {} + {};", index_, k0, along_k, other0, across));
     e_.open_block(fmt::format("if (g_k < g_kend && g_o < {})", other_size));
     load("g_o", "g_k");
     e_.close_block();
     e_.close_block();
-    code_.line(fmt::format("{}[g_p] = {}(g_v[0], g_v[1]);", tile.staged, pack_));
+    code_.line(fmt::format("{}[g_p] = {}(g_v[0], g_v[1]);", tile.staged(), pack_));
     e_.close_block();
   }
 
   void store_step(const OperandTile& tile) {
     code_.line("#pragma unroll");
-    e_.open_block(fmt::format("for (int g_p = 0; g_p < {}; ++g_p)", tile.pairs_per_thread));
+    e_.open_block(fmt::format("for (int g_p = 0; g_p < {}; ++g_p)", tile.per_thread));
     code_.line(fmt::format("const int g_q = threadIdx.x + g_p * {};", tiling_.threads()));
     code_.line(
         fmt::format("*reinterpret_cast<unsigned*>(&{}[g_buf][g_q / {}][g_q % {} * 2]) = {}[g_p];",
-                    tile.shared, tile.inner / 2, tile.inner / 2, tile.staged));
+                    tile.shared(), tile.inner / 2, tile.inner / 2, tile.staged()));
     e_.close_block();
   }
 
@@ -158,7 +219,7 @@ class MmaKernelWriter {
     code_.line("#pragma unroll");
     e_.open_block(fmt::format("for (int g_i = 0; g_i < {}; ++g_i)", fragments_m()));
     code_.line("const int g_r = g_wm + g_i * 16;");
-    if (a_along_k_) {
+    if (a_.inner_is_k) {
       code_.line(
           "kiln_ldmatrix_x4(g_fa[g_i], &g_as[g_buf][g_r + g_lane % 8 + g_lane / 8 % 2 * 8]"
           "[g_ks + g_lane / 16 * 8]);");
@@ -174,7 +235,7 @@ class MmaKernelWriter {
     e_.open_block(fmt::format("for (int g_j = 0; g_j < {}; g_j += 2)", fragments_n()));
     code_.line("const int g_c = g_wn + g_j * 8;");
     code_.line("unsigned g_x[4];");
-    if (b_along_k_) {
+    if (b_.inner_is_k) {
       code_.line(
           "kiln_ldmatrix_x4(g_x, &g_bs[g_buf][g_c + g_lane % 8 + g_lane / 16 * 8]"
           "[g_ks + g_lane / 8 % 2 * 8]);");
@@ -238,8 +299,7 @@ class MmaKernelWriter {
   ElementEmitter& e_;
   CodeWriter& code_;
   const std::string index_;
-  const bool a_along_k_, b_along_k_;
-  const OperandTile a_, b_;
+  OperandTile a_, b_;
   const std::string pack_, mma_;
 };
 
