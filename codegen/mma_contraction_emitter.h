@@ -3,21 +3,25 @@
 //
 // A block computes a block_m × block_n tile of one b (codegen/contraction_tiling.h: 128×128 with
 // 8 warps, 128×64 / 64×128 / 64×64 with 4), each warp a (block_m / warps_m) × (block_n /
-// warps_n) part of it as 16×8 mma tiles. K advances kMmaTileK (32) at a time:
+// warps_n) part of it as 16×8 mma tiles. K advances kMmaTileK (32) at a time, through two
+// shared-memory buffers per operand:
 //
-//   registers ──store──► shared[buf] ──sync──► load the next step's elements into registers
-//                                               (their latency hides behind:) ldmatrix + mma
+//   step s:  registers ──store──► shared[s % 2];  cp.async wait;  __syncthreads
+//            issue step s + 1's loads (registers / cp.async into shared[(s + 1) % 2])
+//            ldmatrix + mma on shared[s % 2]      (the loads' latency hides behind them)
 //
-// Two shared-memory buffers, one __syncthreads a step: a buffer is written again only after
-// every warp has passed the barrier that follows its last reads. Each thread loads pairs of
-// neighbouring elements through the element machinery (so a fusion's prologue ops are computed
-// as the tile loads them; padding and out-of-range elements read 0), rounds them to the operand
-// type and keeps them packed (f16x2 / bf16x2) until the store. A tile is stored with its rows
-// along the dimension along which the operand lies contiguous in memory (ContractionView:
-// k for a row-major matmul A, m = output pixels for a convolution's input, k for its weights),
-// so consecutive threads read consecutive addresses; ldmatrix (.trans where the rows run along
-// m or n) then gives the mma fragments. Rows are padded by 16 bytes, which puts the 8 rows one
-// ldmatrix reads in 8 distinct groups of 4 banks.
+// One barrier a step suffices: a buffer is written again only after every warp has passed the
+// barrier that follows its last reads. A tile is stored with its rows along the dimension along
+// which the operand lies contiguous in memory (ContractionView: k for a row-major matmul A, m =
+// output pixels for a convolution's input, k for its weights), so consecutive threads read
+// consecutive addresses; ldmatrix (.trans where the rows run along m or n) then gives the mma
+// fragments. Rows are padded by 16 bytes, which puts the 8 rows one ldmatrix reads in 8 distinct
+// groups of 4 banks. An operand that is a plain 16-bit buffer read as it lies comes by cp.async
+// (16, 8 or 4 bytes: the widest its contiguous runs allow, so a vector is wholly inside or
+// outside the operand); any other is register-staged: each thread computes pairs of neighbouring
+// elements through the element machinery (so a fusion's prologue ops are computed as the tile
+// loads them; padding and out-of-range elements read 0), rounds them to the operand type and
+// keeps them packed (f16x2 / bf16x2) until the store.
 //
 // Results: each accumulator element goes through emit_contraction_result (the op's bias, the
 // fusion's epilogue, the stores) at (b, m, n); with split-K, each block writes its slice's sums
