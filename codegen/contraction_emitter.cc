@@ -20,17 +20,9 @@ constexpr int kThreads = 256;  // 16 × 16 threads
 constexpr int kPerThread = 4;  // outputs per thread along rows and along columns
 constexpr int kThreadsPerSide = kTile / kPerThread;
 
-// TF32 operand rounding (codegen/device_functions.cc).
-std::string tf32(const std::string& element) { return "kiln_round_to_tf32(" + element + ")"; }
-
 // The SIMT kernel (see the header).
 KernelSpec emit_simt_contraction_kernel(const KernelBody& body, const Node* anchor,
                                         std::unique_ptr<ContractionView> view) {
-  const bool round_tf32 = anchor->has_attr("tf32") && anchor->int_attr("tf32") != 0;
-  const auto operand = [&](const std::string& element) {
-    return round_tf32 ? tf32(element) : element;
-  };
-
   KernelSpec spec;
   const int64_t row_tiles = (view->rows + kTile - 1) / kTile;
   if (view->batch > 65535 || row_tiles > 65535) {
@@ -65,7 +57,7 @@ KernelSpec emit_simt_contraction_kernel(const KernelBody& body, const Node* anch
   e.open_block(fmt::format("if (g_m < {} && g_k < {})", rows, depth));
   const std::string padding = view->a_padding(e, "g_b", "g_m", "g_k");
   if (!padding.empty()) e.open_block("if (" + padding + ")");
-  code.line("g_v = " + operand(view->a_element(e, "g_b", "g_m", "g_k")) + ";");
+  code.line("g_v = " + view->a_element(e, "g_b", "g_m", "g_k") + ";");
   if (!padding.empty()) e.close_block();
   e.close_block();
   code.line("g_a_tile[g_kk][g_row] = g_v;");
@@ -78,7 +70,7 @@ KernelSpec emit_simt_contraction_kernel(const KernelBody& body, const Node* anch
   code.line(fmt::format("const {} g_k = g_k0 + g_kk, g_n = g_n0 + g_col;", index));
   code.line("float g_v = 0.0f;");
   e.open_block(fmt::format("if (g_k < {} && g_n < {})", depth, cols));
-  code.line("g_v = " + operand(view->b_element(e, "g_b", "g_k", "g_n")) + ";");
+  code.line("g_v = " + view->b_element(e, "g_b", "g_k", "g_n") + ";");
   e.close_block();
   code.line("g_b_tile[g_kk][g_col] = g_v;");
   e.close_block();

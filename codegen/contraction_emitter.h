@@ -3,14 +3,15 @@
 // (b, m, k), (b, k, n), (b, m, n) to each op's operands and result), computed in f32. Two
 // kernels:
 //
-//   tensor cores   operands f16 or bf16 (after the mixed-precision pass): mma.sync.m16n8k16,
-//                  f32 accumulators, block tiles and split-K chosen per problem
+//   tensor cores   operands f16 or bf16 (after the mixed-precision pass): mma.sync.m16n8k16;
+//                  f32 operands of an op with tf32=1: rounded to TF32, mma.sync.m16n8k8. f32
+//                  accumulators, block tiles and split-K chosen per problem
 //                  (codegen/mma_contraction_emitter.h, codegen/contraction_tiling.h). A split
 //                  contraction is two kernels: the slices' sums into an f32 workspace, then
 //                  their sum through the epilogue.
-//   SIMT           everything else (f32, with the op's tf32 attribute rounding the operands to
-//                  TF32; f64; integers): a 64 × 64 tile of one b per block, 256 threads, 4 × 4
-//                  outputs each, K in steps of 16 staged through shared memory.
+//   SIMT           everything else (f32 without tf32, f64, integers): a 64 × 64 tile of one b
+//                  per block, 256 threads, 4 × 4 outputs each, K in steps of 16 staged through
+//                  shared memory.
 //
 // In both, the operands' elements come from the element machinery (codegen/element_emitter.h),
 // so a fusion's prologue ops (cast, scale, slice, transpose, ...) are computed as the tile loads

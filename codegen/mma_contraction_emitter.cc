@@ -8,8 +8,38 @@
 namespace kiln::codegen {
 namespace {
 
-constexpr int kRowPadding = 8;  // 16-bit elements after each shared-memory row (16 bytes)
 constexpr int kSumThreads = 256;
+
+// What the tensor cores multiply: 16-bit operands with mma.m16n8k16, or f32 operands rounded to
+// TF32 (cvt.rna, as the reference interpreter does) with mma.m16n8k8.
+struct MmaFormat {
+  bool tf32 = false;
+  int element_bytes = 2;
+  int k_step = kMmaTileK;  // a block's K step: 32, or 16 for TF32 (twice the bytes an element)
+  int staged = 2;          // elements a register of a register-staged tile holds
+  std::string shared_type = "unsigned short", register_type = "unsigned";
+  std::string pack;  // packs two floats into a register ("" for TF32: a float each)
+  std::string mma;
+};
+
+MmaFormat format_of(const Node& anchor) {
+  MmaFormat format;
+  const DType dtype = anchor.operand(0)->type().dtype;
+  if (dtype == DType::kF32) {
+    format.tf32 = true;
+    format.element_bytes = 4;
+    format.k_step = kMmaTileK / 2;
+    format.staged = 1;
+    format.shared_type = "float";
+    format.register_type = "float";
+    format.mma = "kiln_mma_tf32_1688";
+    return format;
+  }
+  const bool bf16 = dtype == DType::kBF16;
+  format.pack = bf16 ? "kiln_pack_bf16x2" : "kiln_pack_f16x2";
+  format.mma = bf16 ? "kiln_mma_bf16_16816" : "kiln_mma_f16_16816";
+  return format;
+}
 
 // One operand's tile in shared memory: `outer` rows of `inner` 16-bit elements, the inner
 // dimension being the one along which the operand is contiguous in memory. A tile is either
@@ -20,34 +50,43 @@ struct OperandTile {
   char name = 'a';
   bool inner_is_k = true;
   int outer = 0, inner = 0;
+  int padding = 0;        // elements after each row
   int vector = 0;         // elements per cp.async; 0: register-staged
+  int staged = 0;         // elements per register (register-staged)
   std::string parameter;  // the buffer cp.async reads
-  int per_thread = 0;     // pairs (register-staged) or vectors (cp.async) a thread moves a step
+  int per_thread = 0;     // registers or vectors a thread moves a step
 
   std::string shared() const { return fmt::format("g_{}s", name); }
-  std::string staged() const { return fmt::format("g_r{}", name); }
-  int chunk() const { return vector ? vector : 2; }
+  std::string registers() const { return fmt::format("g_r{}", name); }
+  int chunk() const { return vector ? vector : staged; }
 };
 
-// The widest cp.async (8, 4 or 2 elements) that runs of `run` consecutive elements allow; 0 when
-// `operand` is not a buffer the kernel reads directly or runs are single elements.
-int vector_width(ElementEmitter& e, const Value* operand, int64_t run) {
+// The widest cp.async (16, 8 or 4 bytes, at least two elements) that runs of `run` consecutive
+// elements allow, in elements; 0 when `operand` is not a buffer the kernel reads directly.
+int vector_width(ElementEmitter& e, const Value* operand, int64_t run, int element_bytes) {
   const bool buffer = e.params().is_input(operand) ||
                       (operand->is_constant() && operand->type().num_elements() > 1);
   if (!buffer) return 0;
-  for (int width : {8, 4, 2}) {
-    if (run % width == 0) return width;
+  for (int bytes : {16, 8, 4}) {
+    const int width = bytes / element_bytes;
+    if (width >= 2 && run % width == 0) return width;
   }
   return 0;
 }
 
-OperandTile operand_tile(char name, int rows_or_cols, bool inner_is_k, int vector, int threads) {
+// Rows are padded so the rows one fragment load reads fall in distinct banks: 16 bytes for
+// ldmatrix; for TF32's 32-bit loads (lanes g = lane / 4, t = lane % 4 read row g, column t or
+// row t, column g) a row stride of 4 (mod 32) words along k, 8 (mod 32) along m or n.
+OperandTile operand_tile(char name, int rows_or_cols, bool inner_is_k, int vector, int threads,
+                         const MmaFormat& format) {
   OperandTile tile;
   tile.name = name;
   tile.inner_is_k = inner_is_k;
-  tile.outer = inner_is_k ? rows_or_cols : kMmaTileK;
-  tile.inner = inner_is_k ? kMmaTileK : rows_or_cols;
+  tile.outer = inner_is_k ? rows_or_cols : format.k_step;
+  tile.inner = inner_is_k ? format.k_step : rows_or_cols;
+  tile.padding = format.tf32 && inner_is_k ? 4 : 8;
   tile.vector = vector;
+  tile.staged = format.staged;
   tile.per_thread = tile.outer * tile.inner / tile.chunk() / threads;
   return tile;
 }
@@ -64,16 +103,15 @@ class MmaKernelWriter {
         e_(e),
         code_(e.code()),
         index_(e.index_type()),
-        a_(operand_tile('a', tiling.block_m, !view.a_contiguous_along_m(),
-                        vector_width(e, view.a_operand(), view.a_contiguous_run()),
-                        tiling.threads())),
-        b_(operand_tile('b', tiling.block_n, view.b_contiguous_along_k(),
-                        vector_width(e, view.b_operand(), view.b_contiguous_run()),
-                        tiling.threads())),
-        pack_(anchor.operand(0)->type().dtype == DType::kBF16 ? "kiln_pack_bf16x2"
-                                                              : "kiln_pack_f16x2"),
-        mma_(anchor.operand(0)->type().dtype == DType::kBF16 ? "kiln_mma_bf16_16816"
-                                                             : "kiln_mma_f16_16816") {}
+        format_(format_of(anchor)),
+        a_(operand_tile(
+            'a', tiling.block_m, !view.a_contiguous_along_m(),
+            vector_width(e, view.a_operand(), view.a_contiguous_run(), format_.element_bytes),
+            tiling.threads(), format_)),
+        b_(operand_tile(
+            'b', tiling.block_n, view.b_contiguous_along_k(),
+            vector_width(e, view.b_operand(), view.b_contiguous_run(), format_.element_bytes),
+            tiling.threads(), format_)) {}
 
   void write(const std::vector<std::string>& outputs) {
     for (OperandTile* tile : {&a_, &b_}) {
@@ -91,10 +129,11 @@ class MmaKernelWriter {
 
   void declarations() {
     for (const OperandTile* tile : {&a_, &b_}) {
-      code_.line(fmt::format("__shared__ __align__(16) unsigned short {}[2][{}][{}];",
-                             tile->shared(), tile->outer, tile->inner + kRowPadding));
+      code_.line(fmt::format("__shared__ __align__(16) {} {}[2][{}][{}];", format_.shared_type,
+                             tile->shared(), tile->outer, tile->inner + tile->padding));
       if (!tile->vector) {
-        code_.line(fmt::format("unsigned {}[{}];", tile->staged(), tile->per_thread));
+        code_.line(
+            fmt::format("{} {}[{}];", format_.register_type, tile->registers(), tile->per_thread));
       }
     }
     const int64_t batch = view_.batch;
@@ -118,16 +157,16 @@ class MmaKernelWriter {
   void main_loop() {
     load_step("g_kbegin", "0");
     e_.open_block(
-        fmt::format("for ({} g_k0 = g_kbegin; g_k0 < g_kend; g_k0 += {})", index_, kMmaTileK));
-    code_.line(
-        fmt::format("const int g_buf = static_cast<int>((g_k0 - g_kbegin) / {}) & 1;", kMmaTileK));
+        fmt::format("for ({} g_k0 = g_kbegin; g_k0 < g_kend; g_k0 += {})", index_, format_.k_step));
+    code_.line(fmt::format("const int g_buf = static_cast<int>((g_k0 - g_kbegin) / {}) & 1;",
+                           format_.k_step));
     for (const OperandTile* tile : {&a_, &b_}) {
       if (!tile->vector) store_step(*tile);
     }
     if (any_async()) code_.line("kiln_cp_async_wait<0>();");
     code_.line("__syncthreads();");
-    e_.open_block(fmt::format("if (g_k0 + {} < g_kend)", kMmaTileK));
-    code_.line(fmt::format("const {} g_knext = g_k0 + {};", index_, kMmaTileK));
+    e_.open_block(fmt::format("if (g_k0 + {} < g_kend)", format_.k_step));
+    code_.line(fmt::format("const {} g_knext = g_k0 + {};", index_, format_.k_step));
     load_step("g_knext", "g_buf ^ 1");
     e_.close_block();
     multiply_step();
@@ -176,16 +215,17 @@ class MmaKernelWriter {
       const std::string across = tile.inner_is_k ? "g_outer" : "g_inner";
       code_.line(fmt::format("const {} g_k = {} + {}, g_o = {} + {};", index_, k0, along_k, other0,
                              across));
-      code_.line(fmt::format(
-          "kiln_cp_async_{}(&{}[{}][g_outer][g_inner], {} + {}, g_k < g_kend "
-          "&& g_o < {});",
-          tile.vector * 2, tile.shared(), buffer, tile.parameter, index("g_o", "g_k"), other_size));
+      code_.line(
+          fmt::format("kiln_cp_async_{}(&{}[{}][g_outer][g_inner], {} + {}, g_k < g_kend "
+                      "&& g_o < {});",
+                      tile.vector * format_.element_bytes, tile.shared(), buffer, tile.parameter,
+                      index("g_o", "g_k"), other_size));
       e_.close_block();
       return;
     }
-    code_.line("float g_v[2];");
+    code_.line(fmt::format("float g_v[{}];", tile.staged));
     code_.line("#pragma unroll");
-    e_.open_block("for (int g_h = 0; g_h < 2; ++g_h)");
+    e_.open_block(fmt::format("for (int g_h = 0; g_h < {}; ++g_h)", tile.staged));
     code_.line("g_v[g_h] = 0.0f;");
     const std::string along_k = tile.inner_is_k ? "g_inner + g_h" : "g_outer";
     const std::string across = tile.inner_is_k ? "g_outer" : "g_inner + g_h";
@@ -195,25 +235,38 @@ class MmaKernelWriter {
     load("g_o", "g_k");
     e_.close_block();
     e_.close_block();
-    code_.line(fmt::format("{}[g_p] = {}(g_v[0], g_v[1]);", tile.staged(), pack_));
+    code_.line(format_.pack.empty()
+                   ? fmt::format("{}[g_p] = g_v[0];", tile.registers())
+                   : fmt::format("{}[g_p] = {}(g_v[0], g_v[1]);", tile.registers(), format_.pack));
     e_.close_block();
   }
 
   void store_step(const OperandTile& tile) {
+    const int per_row = tile.inner / tile.staged;
     code_.line("#pragma unroll");
     e_.open_block(fmt::format("for (int g_p = 0; g_p < {}; ++g_p)", tile.per_thread));
     code_.line(fmt::format("const int g_q = threadIdx.x + g_p * {};", tiling_.threads()));
-    code_.line(
-        fmt::format("*reinterpret_cast<unsigned*>(&{}[g_buf][g_q / {}][g_q % {} * 2]) = {}[g_p];",
-                    tile.shared(), tile.inner / 2, tile.inner / 2, tile.staged()));
+    const std::string at = fmt::format("{}[g_buf][g_q / {}][g_q % {} * {}]", tile.shared(), per_row,
+                                       per_row, tile.staged);
+    code_.line(format_.pack.empty() ? fmt::format("{} = {}[g_p];", at, tile.registers())
+                                    : fmt::format("*reinterpret_cast<unsigned*>(&{}) = {}[g_p];",
+                                                  at, tile.registers()));
     e_.close_block();
+  }
+
+  void multiply_step() {
+    if (format_.tf32) {
+      multiply_step_tf32();
+    } else {
+      multiply_step_16bit();
+    }
   }
 
   // Two k16 steps of ldmatrix and mma from shared buffer g_buf. ldmatrix_x4: lanes 8i..8i+7
   // address the rows of matrix i; see the fragment layouts in codegen/device_functions.cc.
-  void multiply_step() {
+  void multiply_step_16bit() {
     code_.line("#pragma unroll");
-    e_.open_block(fmt::format("for (int g_ks = 0; g_ks < {}; g_ks += 16)", kMmaTileK));
+    e_.open_block(fmt::format("for (int g_ks = 0; g_ks < {}; g_ks += 16)", format_.k_step));
     code_.line(fmt::format("unsigned g_fa[{}][4], g_fb[{}][2];", fragments_m(), fragments_n()));
     // A: matrix i holds rows (i % 2) · 8.. and k (i / 2) · 8.. of the 16 × 16 fragment.
     code_.line("#pragma unroll");
@@ -249,14 +302,49 @@ class MmaKernelWriter {
     code_.line("g_fb[g_j + 1][0] = g_x[2];");
     code_.line("g_fb[g_j + 1][1] = g_x[3];");
     e_.close_block();
+    mma_all();
+    e_.close_block();
+  }
+
+  // Two k8 steps of TF32 mma; each fragment element read from shared memory and rounded
+  // (a[0] = A(g, t), a[1] = A(g + 8, t), a[2] = A(g, t + 4), a[3] = A(g + 8, t + 4);
+  // b[0] = B(t, g), b[1] = B(t + 4, g)).
+  void multiply_step_tf32() {
+    const auto element = [](const OperandTile& tile, const std::string& row_or_col,
+                            const std::string& k) {
+      const std::string at = tile.inner_is_k ? fmt::format("[{}][{}]", row_or_col, k)
+                                             : fmt::format("[{}][{}]", k, row_or_col);
+      return fmt::format("__float_as_uint(kiln_round_to_tf32({}[g_buf]{}))", tile.shared(), at);
+    };
+    code_.line("#pragma unroll");
+    e_.open_block(fmt::format("for (int g_ks = 0; g_ks < {}; g_ks += 8)", format_.k_step));
+    code_.line(fmt::format("unsigned g_fa[{}][4], g_fb[{}][2];", fragments_m(), fragments_n()));
+    code_.line("const int g_kk = g_ks + g_lane % 4;");
+    code_.line("#pragma unroll");
+    e_.open_block(fmt::format("for (int g_i = 0; g_i < {}; ++g_i)", fragments_m()));
+    code_.line("const int g_r = g_wm + g_i * 16 + g_lane / 4;");
+    code_.line("g_fa[g_i][0] = " + element(a_, "g_r", "g_kk") + ";");
+    code_.line("g_fa[g_i][1] = " + element(a_, "g_r + 8", "g_kk") + ";");
+    code_.line("g_fa[g_i][2] = " + element(a_, "g_r", "g_kk + 4") + ";");
+    code_.line("g_fa[g_i][3] = " + element(a_, "g_r + 8", "g_kk + 4") + ";");
+    e_.close_block();
+    code_.line("#pragma unroll");
+    e_.open_block(fmt::format("for (int g_j = 0; g_j < {}; ++g_j)", fragments_n()));
+    code_.line("const int g_c = g_wn + g_j * 8 + g_lane / 4;");
+    code_.line("g_fb[g_j][0] = " + element(b_, "g_c", "g_kk") + ";");
+    code_.line("g_fb[g_j][1] = " + element(b_, "g_c", "g_kk + 4") + ";");
+    e_.close_block();
+    mma_all();
+    e_.close_block();
+  }
+
+  void mma_all() {
     code_.line("#pragma unroll");
     e_.open_block(fmt::format("for (int g_i = 0; g_i < {}; ++g_i)", fragments_m()));
     code_.line("#pragma unroll");
     code_.line(
-        fmt::format("for (int g_j = 0; g_j < {}; ++g_j) {}(g_acc[g_i][g_j], g_fa[g_i], "
-                    "g_fb[g_j]);",
-                    fragments_n(), mma_));
-    e_.close_block();
+        fmt::format("for (int g_j = 0; g_j < {}; ++g_j) {}(g_acc[g_i][g_j], g_fa[g_i], g_fb[g_j]);",
+                    fragments_n(), format_.mma));
     e_.close_block();
   }
 
@@ -299,8 +387,8 @@ class MmaKernelWriter {
   ElementEmitter& e_;
   CodeWriter& code_;
   const std::string index_;
+  const MmaFormat format_;
   OperandTile a_, b_;
-  const std::string pack_, mma_;
 };
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -320,7 +408,9 @@ void begin_partial_spec(KernelSpec& spec, const KernelBody& body, uint32_t threa
 
 bool uses_tensor_cores(const Node& anchor) {
   const DType a = anchor.operand(0)->type().dtype, b = anchor.operand(1)->type().dtype;
-  return a == b && (a == DType::kF16 || a == DType::kBF16);
+  if (a != b) return false;
+  const bool tf32 = anchor.has_attr("tf32") && anchor.int_attr("tf32") != 0;
+  return a == DType::kF16 || a == DType::kBF16 || (a == DType::kF32 && tf32);
 }
 
 KernelSpec emit_mma_contraction_kernel(const KernelBody& body, const Node& anchor,

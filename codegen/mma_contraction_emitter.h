@@ -1,10 +1,13 @@
 // The tensor-core contraction kernel, for gemm, matmul and conv whose operands are f16 or bf16
-// (what the mixed-precision pass gives them): mma.sync.m16n8k16 with f32 accumulators.
+// (what the mixed-precision pass gives them): mma.sync.m16n8k16 with f32 accumulators; or f32
+// with the op's tf32 attribute: mma.sync.m16n8k8, each fragment element rounded to TF32 with
+// cvt.rna's rounding (kiln_round_to_tf32, as the reference interpreter rounds), K steps of 16,
+// f32 tiles, fragments read from shared memory element by element.
 //
 // A block computes a block_m × block_n tile of one b (codegen/contraction_tiling.h: 128×128 with
 // 8 warps, 128×64 / 64×128 / 64×64 with 4), each warp a (block_m / warps_m) × (block_n /
-// warps_n) part of it as 16×8 mma tiles. K advances kMmaTileK (32) at a time, through two
-// shared-memory buffers per operand:
+// warps_n) part of it as 16×8 mma tiles. K advances kMmaTileK (32; TF32: 16) at a time, through
+// two shared-memory buffers per operand:
 //
 //   step s:  registers ──store──► shared[s % 2];  cp.async wait;  __syncthreads
 //            issue step s + 1's loads (registers / cp.async into shared[(s + 1) % 2])
@@ -16,12 +19,13 @@
 // output pixels for a convolution's input, k for its weights), so consecutive threads read
 // consecutive addresses; ldmatrix (.trans where the rows run along m or n) then gives the mma
 // fragments. Rows are padded by 16 bytes, which puts the 8 rows one ldmatrix reads in 8 distinct
-// groups of 4 banks. An operand that is a plain 16-bit buffer read as it lies comes by cp.async
-// (16, 8 or 4 bytes: the widest its contiguous runs allow, so a vector is wholly inside or
-// outside the operand); any other is register-staged: each thread computes pairs of neighbouring
-// elements through the element machinery (so a fusion's prologue ops are computed as the tile
-// loads them; padding and out-of-range elements read 0), rounds them to the operand type and
-// keeps them packed (f16x2 / bf16x2) until the store.
+// groups of 4 banks (TF32: padded so lanes' 32-bit reads hit distinct banks). An operand that is a
+// plain 16-bit buffer read as it lies comes by cp.async (16, 8 or 4 bytes: the widest its
+// contiguous runs allow, so a vector is wholly inside or outside the operand); any other is
+// register-staged: each thread computes pairs of neighbouring elements through the element
+// machinery (so a fusion's prologue ops are computed as the tile loads them; padding and
+// out-of-range elements read 0), rounds them to the operand type and keeps them packed (f16x2 /
+// bf16x2) until the store.
 //
 // Results: each accumulator element goes through emit_contraction_result (the op's bias, the
 // fusion's epilogue, the stores) at (b, m, n); with split-K, each block writes its slice's sums
@@ -35,7 +39,8 @@
 
 namespace kiln::codegen {
 
-// Whether `anchor`'s operands suit the tensor-core kernel (both f16 or both bf16).
+// Whether `anchor`'s operands suit the tensor-core kernel (both f16, both bf16, or f32 with
+// tf32=1).
 bool uses_tensor_cores(const Node& anchor);
 
 // The tensor-core kernel. With tiling.splits > 1 it writes partial sums to a workspace
