@@ -393,17 +393,6 @@ class MmaKernelWriter {
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-// The spec's kind, ops, block and grid, and the body's inputs as parameters.
-void begin_partial_spec(KernelSpec& spec, const KernelBody& body, uint32_t threads,
-                        std::array<uint32_t, 3> grid) {
-  spec.kind = body.kind;
-  spec.ops = distinct_ops(body);
-  spec.max_threads = threads;
-  spec.block = {threads, 1, 1};
-  spec.grid = grid;
-  for (const Value* input : body.inputs) spec.params.add_input(input);
-}
-
 }  // namespace
 
 bool uses_tensor_cores(const Node& anchor) {
@@ -426,7 +415,7 @@ KernelSpec emit_mma_contraction_kernel(const KernelBody& body, const Node& ancho
   KernelSpec spec;
   std::vector<std::string> outputs;
   if (tiling.splits > 1) {
-    begin_partial_spec(spec, body, threads, grid);
+    begin_spec_reading(spec, body, threads, grid);
   } else {
     outputs = begin_spec(spec, body, threads, grid);
   }
