@@ -3,7 +3,8 @@
 gemm and conv shapes of ResNet-50 and BERT, split-K cases, broadcasting, transposed operands,
 grouped and dilated convolutions, odd sizes), fused, in each precision given. Prints one line a
 graph and precision (median ms, TFLOP/s, max abs error, cosine vs kiln's CPU reference) and
-exits 1 when any result is off: cosine below 0.999 in fp16/bf16/tf32, below 0.999999 in fp32.
+exits 1 when any result is off: cosine below 0.999 in fp16/bf16/tf32, below 0.999999 in fp32;
+77 (ctest's SKIP_RETURN_CODE) when there is no CUDA device. ctest runs it as gpu_contractions.
 
 usage: bench/contractions.py KILN OUT_DIR [PRECISION...]   (default fp16 bf16 fp32)
 """
@@ -53,6 +54,9 @@ def main():
             figures = run_kiln_bench(kiln, path, json_path, 50, 10, ["--precision", precision],
                                      variants="fused")
             if "error" in figures:
+                if any("no CUDA device" in line for line in figures["error"]):
+                    print("no CUDA device: skipped")
+                    sys.exit(77)
                 failures.append(f"{name} {precision}: {figures['error']}")
                 continue
             fused = figures["fused"]
