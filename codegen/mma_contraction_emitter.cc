@@ -194,20 +194,32 @@ class MmaKernelWriter {
     if (any_async()) code_.line("kiln_cp_async_commit();");
   }
 
-  // Thread t's chunk p of `tile` (a pair or a vector) is chunk q = t + p · threads in row-major
-  // order of the tile. `other0` names the first row or column of the block along the operand's
-  // dimension other than k, `other_size` its extent; index(other, k) gives the element's index
-  // in the operand, load(other, k) sets g_v[g_h] to it.
+  // Thread t's chunk p of `tile` (a pair, an element or a vector) is chunk q = t + p · threads in
+  // row-major order of the tile: as a row holds C chunks and C divides the thread count, row
+  // t / C + p · (threads / C), chunk t % C: each thread keeps its position along the row, so
+  // index arithmetic along the row is shared by all its chunks.
+  void chunk_coordinates(const OperandTile& tile) {
+    const int per_row = tile.inner / tile.chunk();
+    if (tiling_.threads() % per_row != 0) {
+      throw InternalError("mma contraction: a tile row of " + std::to_string(per_row) +
+                          " chunks does not divide the block's threads");
+    }
+    code_.line(
+        fmt::format("const int g_outer = threadIdx.x / {} + g_p * {}, g_inner = "
+                    "threadIdx.x % {} * {};",
+                    per_row, tiling_.threads() / per_row, per_row, tile.chunk()));
+  }
+
+  // Loads `tile`'s chunks at depth k0. `other0` names the first row or column of the block along
+  // the operand's dimension other than k, `other_size` its extent; index(other, k) gives the
+  // element's index in the operand, load(other, k) sets g_v[g_h] to it.
   template <typename Index, typename Load>
   void load_operand(const OperandTile& tile, const std::string& k0, const std::string& buffer,
                     const std::string& other0, int64_t other_size, const Index& index,
                     const Load& load) {
-    const int chunks_per_row = tile.inner / tile.chunk();
     code_.line("#pragma unroll");
     e_.open_block(fmt::format("for (int g_p = 0; g_p < {}; ++g_p)", tile.per_thread));
-    code_.line(fmt::format("const int g_q = threadIdx.x + g_p * {};", tiling_.threads()));
-    code_.line(fmt::format("const int g_outer = g_q / {}, g_inner = g_q % {} * {};", chunks_per_row,
-                           chunks_per_row, tile.chunk()));
+    chunk_coordinates(tile);
     if (tile.vector) {
       // A vector lies wholly inside or wholly outside the operand: its length divides the
       // runs, the depth and the split depth.
@@ -242,12 +254,10 @@ class MmaKernelWriter {
   }
 
   void store_step(const OperandTile& tile) {
-    const int per_row = tile.inner / tile.staged;
     code_.line("#pragma unroll");
     e_.open_block(fmt::format("for (int g_p = 0; g_p < {}; ++g_p)", tile.per_thread));
-    code_.line(fmt::format("const int g_q = threadIdx.x + g_p * {};", tiling_.threads()));
-    const std::string at = fmt::format("{}[g_buf][g_q / {}][g_q % {} * {}]", tile.shared(), per_row,
-                                       per_row, tile.staged);
+    chunk_coordinates(tile);
+    const std::string at = fmt::format("{}[g_buf][g_outer][g_inner]", tile.shared());
     code_.line(format_.pack.empty() ? fmt::format("{} = {}[g_p];", at, tile.registers())
                                     : fmt::format("*reinterpret_cast<unsigned*>(&{}) = {}[g_p];",
                                                   at, tile.registers()));
