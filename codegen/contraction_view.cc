@@ -44,6 +44,7 @@ class MatmulView : public ContractionView {
   bool b_contiguous_along_k() const override { return false; }
   int64_t a_contiguous_run() const override { return depth; }
   int64_t b_contiguous_run() const override { return cols; }
+  bool result_contiguous_along_m() const override { return false; }
 
  private:
   // The index in `value`, a [batch..., r, c] matrix broadcast over the result's batch dims.
@@ -106,6 +107,7 @@ class GemmView : public ContractionView {
   bool b_contiguous_along_k() const override { return trans_b_; }
   int64_t a_contiguous_run() const override { return trans_a_ ? rows : depth; }
   int64_t b_contiguous_run() const override { return trans_b_ ? depth : cols; }
+  bool result_contiguous_along_m() const override { return false; }
 
  private:
   bool trans_a_ = false, trans_b_ = false;
@@ -179,6 +181,7 @@ class ConvView : public ContractionView {
     return pointwise ? out_h_ * out_w_ : 1;
   }
   int64_t b_contiguous_run() const override { return depth; }
+  bool result_contiguous_along_m() const override { return true; }
 
  private:
   void input_coordinates(ElementEmitter& e, const std::string& b, const std::string& m,

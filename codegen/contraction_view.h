@@ -57,6 +57,9 @@ class ContractionView {
   virtual int64_t a_contiguous_run() const = 0;
   virtual int64_t b_contiguous_run() const = 0;
 
+  // Whether neighbouring m (rather than n) are neighbours in the result (a convolution's output
+  // pixels), so a kernel that walks the result element by element walks m first.
+  virtual bool result_contiguous_along_m() const = 0;
   // The flat index of result element (b, m, n), and the op's result from the accumulated sum.
   virtual std::string result_index(ElementEmitter& e, const std::string& b, const std::string& m,
                                    const std::string& n) = 0;

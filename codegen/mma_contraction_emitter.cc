@@ -373,11 +373,14 @@ class MmaKernelWriter {
                     index_));
     e_.open_block(fmt::format("if (g_m < {} && g_n < {})", view_.rows, view_.cols));
     if (tiling_.splits > 1) {
-      code_.line(
-          fmt::format("{}[((static_cast<{}>(blockIdx.z) * {}) + g_m) * {} + g_n] = "
-                      "g_acc[g_i][g_j][g_r];",
-                      spec_.params.add_workspace(workspace_floats(view_, tiling_)), index_,
-                      view_.rows, view_.cols));
+      // blockIdx.z = split · batch + b: the workspace is [split][b][m][n], or [split][b][n][m]
+      // where the result is contiguous along m (so the sum kernel reads and writes in order).
+      const bool m_fastest = view_.result_contiguous_along_m();
+      code_.line(fmt::format(
+          "{}[(static_cast<{}>(blockIdx.z) * {} + {}) * {} + {}] = g_acc[g_i][g_j][g_r];",
+          spec_.params.add_workspace(workspace_floats(view_, tiling_)), index_,
+          m_fastest ? view_.cols : view_.rows, m_fastest ? "g_n" : "g_m",
+          m_fastest ? view_.rows : view_.cols, m_fastest ? "g_m" : "g_n"));
     } else {
       emit_contraction_result(e_, body_, anchor_, view_, outputs, "g_b", "g_m", "g_n",
                               "g_acc[g_i][g_j][g_r]");
@@ -452,8 +455,14 @@ KernelSpec emit_split_k_sum_kernel(const KernelBody& body, const Node& anchor,
       fmt::format("for ({} g_i = static_cast<{}>(blockIdx.x) * {} + threadIdx.x; g_i < {}; g_i += "
                   "static_cast<{}>(gridDim.x) * {})",
                   index, index, kSumThreads, total, index, kSumThreads));
-  code.line(fmt::format("const {} g_n = g_i % {}, g_m = g_i / {} % {}, g_b = g_i / {};", index,
-                        view.cols, view.cols, view.rows, view.rows * view.cols));
+  // g_i walks the workspace's [b][m][n] or [b][n][m] (emit_mma_contraction_kernel).
+  if (view.result_contiguous_along_m()) {
+    code.line(fmt::format("const {} g_m = g_i % {}, g_n = g_i / {} % {}, g_b = g_i / {};", index,
+                          view.rows, view.rows, view.cols, view.rows * view.cols));
+  } else {
+    code.line(fmt::format("const {} g_n = g_i % {}, g_m = g_i / {} % {}, g_b = g_i / {};", index,
+                          view.cols, view.cols, view.rows, view.rows * view.cols));
+  }
   code.line("float g_sum = 0.0f;");
   code.line("#pragma unroll");
   code.line(fmt::format(

@@ -29,8 +29,10 @@
 //
 // Results: each accumulator element goes through emit_contraction_result (the op's bias, the
 // fusion's epilogue, the stores) at (b, m, n); with split-K, each block writes its slice's sums
-// to the workspace instead, workspace[((split · batch + b) · rows + m) · cols + n], and
-// emit_split_k_sum_kernel's kernel adds the slices and runs the epilogue, once per element.
+// to the workspace instead, workspace[((split · batch + b) · rows + m) · cols + n] (or with m
+// and n swapped where the result is contiguous along m: a convolution's), and
+// emit_split_k_sum_kernel's kernel adds the slices and runs the epilogue, once per element,
+// walking the workspace in order.
 #pragma once
 
 #include "codegen/contraction_tiling.h"
