@@ -3,10 +3,18 @@
 #include "cuda_emulator.h"
 Dim3 threadIdx, blockIdx, gridDim, blockDim;
 namespace {
+struct Copy {
+  void* shared;
+  const void* global;
+  int bytes;
+  bool valid;
+};
 struct Fiber {
   ucontext_t context;
   std::vector<char> stack;
   bool done = false;
+  std::vector<Copy> open;                 // issued, not yet committed
+  std::vector<std::vector<Copy>> groups;  // committed, not yet waited for
 };
 std::vector<Fiber> fibers;
 ucontext_t scheduler;
@@ -31,6 +39,27 @@ void trampoline() {
 }  // namespace
 void emu_yield() { swapcontext(&fibers[current].context, &scheduler); }
 int emu_thread() { return current; }
+void emu_cp_async(void* shared, const void* global, int bytes, bool valid) {
+  fibers[current].open.push_back({shared, global, bytes, valid});
+}
+void emu_cp_async_commit() {
+  Fiber& fiber = fibers[current];
+  fiber.groups.push_back(std::move(fiber.open));
+  fiber.open.clear();
+}
+void emu_cp_async_wait(int pending) {
+  Fiber& fiber = fibers[current];
+  while (static_cast<int>(fiber.groups.size()) > pending) {
+    for (const Copy& copy : fiber.groups.front()) {
+      if (copy.valid) {
+        memcpy(copy.shared, copy.global, copy.bytes);
+      } else {
+        memset(copy.shared, 0, copy.bytes);
+      }
+    }
+    fiber.groups.erase(fiber.groups.begin());
+  }
+}
 void emu_syncthreads() {
   const unsigned generation = sync_generation;
   if (++sync_arrived == threads) {

@@ -82,28 +82,20 @@ inline unsigned kiln_pack_bf16x2(float lo, float hi) {
   return kiln_f32_to_bf16(lo) | (unsigned(kiln_f32_to_bf16(hi)) << 16);
 }
 
-// cp.async: copied at once (the wait is then a no-op).
-inline void kiln_cp_async_16(void* s, const void* g, bool valid) {
-  if (valid)
-    memcpy(s, g, 16);
-  else
-    memset(s, 0, 16);
-}
-inline void kiln_cp_async_8(void* s, const void* g, bool valid) {
-  if (valid)
-    memcpy(s, g, 8);
-  else
-    memset(s, 0, 8);
-}
-inline void kiln_cp_async_4(void* s, const void* g, bool valid) {
-  if (valid)
-    memcpy(s, g, 4);
-  else
-    memset(s, 0, 4);
-}
-inline void kiln_cp_async_commit() {}
+// cp.async, deferred as late as the PTX allows: a thread's copies happen when a
+// cp.async.wait_group leaves fewer groups in flight than it committed, so a missing wait or
+// commit reads stale shared memory.
+void emu_cp_async(void* shared, const void* global, int bytes, bool valid);
+void emu_cp_async_commit();
+void emu_cp_async_wait(int pending);
+inline void kiln_cp_async_16(void* s, const void* g, bool valid) { emu_cp_async(s, g, 16, valid); }
+inline void kiln_cp_async_8(void* s, const void* g, bool valid) { emu_cp_async(s, g, 8, valid); }
+inline void kiln_cp_async_4(void* s, const void* g, bool valid) { emu_cp_async(s, g, 4, valid); }
+inline void kiln_cp_async_commit() { emu_cp_async_commit(); }
 template <int pending>
-inline void kiln_cp_async_wait() {}
+inline void kiln_cp_async_wait() {
+  emu_cp_async_wait(pending);
+}
 
 template <int kind>  // 0 f16, 1 bf16, 2 tf32
 void emu_mma(void* const (*lanes)[3]) {
