@@ -165,12 +165,16 @@ class MmaKernelWriter {
     }
     if (any_async()) code_.line("kiln_cp_async_wait<0>();");
     code_.line("__syncthreads();");
-    e_.open_block(fmt::format("if (g_k0 + {} < g_kend)", format_.k_step));
+    // The next step's loads, unconditionally: after the last step every element lies past
+    // g_kend and loads nothing (a cp.async zero-fills the free buffer), and with no branch
+    // around them the loads, the math and the packing of the loaded values form one basic
+    // block, in which the math can fill the loads' latency.
     code_.line(fmt::format("const {} g_knext = g_k0 + {};", index_, format_.k_step));
     load_step("g_knext", "g_buf ^ 1");
-    e_.close_block();
     multiply_step();
     e_.close_block();
+    // No cp.async may still be writing shared memory when the block ends.
+    if (any_async()) code_.line("kiln_cp_async_wait<0>();");
   }
 
   // Loads both tiles at depth `k0`: register-staged ones into their registers, the others with
