@@ -9,6 +9,7 @@ namespace kiln::codegen {
 namespace {
 
 constexpr int kSumThreads = 256;
+constexpr int64_t kStaticSharedBytes = 48 * 1024;
 
 // What the tensor cores multiply: 16-bit operands with mma.m16n8k16, or f32 operands rounded to
 // TF32 (cvt.rna, as the reference interpreter does) with mma.m16n8k8.
@@ -118,8 +119,13 @@ class MmaKernelWriter {
       if (tile->vector)
         tile->parameter = e_.params().read(tile == &a_ ? view_.a_operand() : view_.b_operand());
     }
+    stages_ = pipeline_stages();
     declarations();
-    main_loop();
+    if (stages_ > 2) {
+      main_loop_async();
+    } else {
+      main_loop();
+    }
     results(outputs);
   }
 
@@ -129,8 +135,8 @@ class MmaKernelWriter {
 
   void declarations() {
     for (const OperandTile* tile : {&a_, &b_}) {
-      code_.line(fmt::format("__shared__ __align__(16) {} {}[2][{}][{}];", format_.shared_type,
-                             tile->shared(), tile->outer, tile->inner + tile->padding));
+      code_.line(fmt::format("__shared__ __align__(16) {} {}[{}][{}][{}];", format_.shared_type,
+                             tile->shared(), stages_, tile->outer, tile->inner + tile->padding));
       if (!tile->vector) {
         code_.line(
             fmt::format("{} {}[{}];", format_.register_type, tile->registers(), tile->per_thread));
@@ -153,6 +159,44 @@ class MmaKernelWriter {
   }
 
   bool any_async() const { return a_.vector || b_.vector; }
+
+  // Three shared-memory buffers per operand when both come by cp.async and they fit the 48 KiB
+  // of static shared memory, else two.
+  int pipeline_stages() const {
+    if (!a_.vector || !b_.vector) return 2;
+    int64_t bytes = 0;
+    for (const OperandTile* tile : {&a_, &b_}) {
+      bytes += int64_t{tile->outer} * (tile->inner + tile->padding) * format_.element_bytes;
+    }
+    return 3 * bytes <= kStaticSharedBytes ? 3 : 2;
+  }
+
+  // With every operand by cp.async, a pipeline of stages_ buffers: step s's copies are issued
+  // stages_ - 1 steps ahead, and the wait leaves the later steps' groups in flight:
+  //
+  //   prologue: copy steps 0 .. S-2 into buffers 0 .. S-2, a group each
+  //   step s:   wait until at most S-2 groups are in flight (step s has landed); __syncthreads
+  //             copy step s+S-1 into buffer (s+S-1) % S (the one step s-1 read: every warp has
+  //             passed the barrier after reading it); math on buffer s % S
+  void main_loop_async() {
+    for (int ahead = 0; ahead < stages_ - 1; ++ahead) {
+      load_step(ahead == 0 ? "g_kbegin" : fmt::format("g_kbegin + {}", ahead * format_.k_step),
+                std::to_string(ahead));
+    }
+    e_.open_block(
+        fmt::format("for ({} g_k0 = g_kbegin; g_k0 < g_kend; g_k0 += {})", index_, format_.k_step));
+    code_.line(fmt::format("const int g_step = static_cast<int>((g_k0 - g_kbegin) / {});",
+                           format_.k_step));
+    code_.line(fmt::format("const int g_buf = g_step % {};", stages_));
+    code_.line(fmt::format("kiln_cp_async_wait<{}>();", stages_ - 2));
+    code_.line("__syncthreads();");
+    code_.line(
+        fmt::format("const {} g_kahead = g_k0 + {};", index_, (stages_ - 1) * format_.k_step));
+    load_step("g_kahead", fmt::format("(g_step + {}) % {}", stages_ - 1, stages_));
+    multiply_step();
+    e_.close_block();
+    code_.line("kiln_cp_async_wait<0>();");
+  }
 
   void main_loop() {
     load_step("g_kbegin", "0");
@@ -406,6 +450,7 @@ class MmaKernelWriter {
   const std::string index_;
   const MmaFormat format_;
   OperandTile a_, b_;
+  int stages_ = 2;
 };
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }

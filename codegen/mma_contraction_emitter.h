@@ -14,7 +14,9 @@
 //            ldmatrix + mma on shared[s % 2]      (the loads' latency hides behind them)
 //
 // One barrier a step suffices: a buffer is written again only after every warp has passed the
-// barrier that follows its last reads. A tile is stored with its rows along the dimension along
+// barrier that follows its last reads. When both operands come by cp.async and three buffers
+// fit in the 48 KiB of static shared memory (every tile but 128×128), the copies run two steps
+// ahead through three buffers (cp.async.wait_group 1 before each step's barrier). A tile is stored with its rows along the dimension along
 // which the operand lies contiguous in memory (ContractionView: k for a row-major matmul A, m =
 // output pixels for a convolution's input, k for its weights), so consecutive threads read
 // consecutive addresses; ldmatrix (.trans where the rows run along m or n) then gives the mma
