@@ -42,11 +42,11 @@ MmaFormat format_of(const Node& anchor) {
   return format;
 }
 
-// One operand's tile in shared memory: `outer` rows of `inner` 16-bit elements, the inner
-// dimension being the one along which the operand is contiguous in memory. A tile is either
-// register-staged (its elements computed through the element machinery, two at a time) or, when
-// the operand is a plain buffer read as it lies, copied with cp.async `vector` elements at a
-// time.
+// One operand's tile in shared memory: `outer` rows of `inner` elements (16-bit, or f32 for
+// TF32), the inner dimension being the one along which the operand is contiguous in memory. A
+// tile is either register-staged (its elements computed through the element machinery, a
+// register holding two 16-bit elements or one f32) or, when the operand is a plain buffer read as
+// it lies, copied with cp.async `vector` elements at a time.
 struct OperandTile {
   char name = 'a';
   bool inner_is_k = true;
