@@ -3,10 +3,11 @@
 #   bash bench/attention_gpu.sh            (from the repository root; logs under $OUT)
 # builds kiln, then `kiln bench` (unfused vs fused, each checked against the CPU reference:
 # cosine, max error; median of 50 CUDA-graph replays) in fp16, bf16 and fp32 on BERT-base's
-# attention alone (bench/attention_bert_base.kir), the emulation-test graphs
-# (tests/codegen/emulation/*.kir), and the dev models (tests/models/export_models.py bert vit);
-# then bench/models.py for BERT-base and ViT-B/16 at batch 1 and 32 (no torch.compile), each
-# bounded so that the run ends within the device tool's limit.
+# attention alone (bench/attention_bert_base.kir), the emulated tests' attention graphs
+# (tests/codegen/emulated/graphs/attention_*.kir), and the dev models
+# (tests/models/export_models.py bert vit); then bench/models.py for BERT-base and ViT-B/16 at
+# batch 1 and 32 (no torch.compile), each bounded so that the run ends within the device tool's
+# limit.
 cd "$(dirname "$0")/.." || exit 1
 OUT=${OUT:-/tmp/attention_gpu}
 mkdir -p "$OUT"
@@ -20,7 +21,7 @@ cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release >"$OUT/configure.log
 }
 echo "built in $(elapsed) s"
 kiln=build-gpu/bin/kiln
-for graph in bench/attention_bert_base.kir tests/codegen/emulation/*.kir; do
+for graph in bench/attention_bert_base.kir tests/codegen/emulated/graphs/attention_*.kir; do
   for precision in fp16 bf16 fp32; do
     $kiln bench "$graph" --precision $precision --iters 50 --warmup 10 2>>"$OUT/stderr.log"
   done

@@ -1,5 +1,8 @@
 // Fibers for the CUDA emulator (see cuda_emulator.h): emu_launch runs a kernel's blocks one after
-// another, each block's threads as ucontext fibers switched round-robin at the barriers.
+// another, each block's threads as ucontext fibers switched round-robin at the barriers. Two
+// kernel bugs end the process with a message on stderr: a round in which no thread arrives at a
+// barrier or ends (a deadlock: a barrier some threads never reach), and lanes of a warp at
+// different warp collectives.
 #include "cuda_emulator.h"
 Dim3 threadIdx, blockIdx, gridDim, blockDim;
 namespace {
@@ -27,18 +30,20 @@ unsigned sync_generation = 0;
 struct Warp {
   int arrived = 0;
   unsigned generation = 0;
+  void (*work)(void* const (*)[3]) = nullptr;  // the collective its first lane arrived at
   void* ptrs[32][3];
 };
 std::vector<Warp> warps;
 std::function<void()> body;
+bool progressed = false;  // a thread arrived at a barrier or ended in this round
 void trampoline() {
   body();
+  progressed = true;
   fibers[current].done = true;
   swapcontext(&fibers[current].context, &scheduler);
 }
+void yield() { swapcontext(&fibers[current].context, &scheduler); }
 }  // namespace
-void emu_yield() { swapcontext(&fibers[current].context, &scheduler); }
-int emu_thread() { return current; }
 void emu_cp_async(void* shared, const void* global, int bytes, bool valid) {
   fibers[current].open.push_back({shared, global, bytes, valid});
 }
@@ -62,12 +67,13 @@ void emu_cp_async_wait(int pending) {
 }
 void emu_syncthreads() {
   const unsigned generation = sync_generation;
+  progressed = true;
   if (++sync_arrived == threads) {
     sync_arrived = 0;
     ++sync_generation;
     return;
   }
-  while (sync_generation == generation) emu_yield();
+  while (sync_generation == generation) yield();
 }
 void emu_warp_collective(void* p0, void* p1, void* p2, void (*f)(void* const (*)[3])) {
   Warp& w = warps[current / 32];
@@ -75,14 +81,24 @@ void emu_warp_collective(void* p0, void* p1, void* p2, void (*f)(void* const (*)
   w.ptrs[lane][0] = p0;
   w.ptrs[lane][1] = p1;
   w.ptrs[lane][2] = p2;
+  if (w.arrived == 0) {
+    w.work = f;
+  } else if (w.work != f) {
+    fprintf(stderr,
+            "emu_warp_collective: block (%u, %u, %u) warp %d: lane %d arrives at another warp "
+            "collective (__syncwarp, __shfl_xor_sync, ldmatrix or mma) than the lanes before it\n",
+            blockIdx.x, blockIdx.y, blockIdx.z, current / 32, lane);
+    abort();
+  }
   const unsigned generation = w.generation;
+  progressed = true;
   if (++w.arrived == 32) {
     f(w.ptrs);
     w.arrived = 0;
     ++w.generation;
     return;
   }
-  while (w.generation == generation) emu_yield();
+  while (w.generation == generation) yield();
 }
 // Runs kernel() for every block of the grid with `block` threads.
 extern "C" void emu_launch(void (*kernel)(void**), void** args, unsigned gx, unsigned gy,
@@ -108,12 +124,22 @@ extern "C" void emu_launch(void (*kernel)(void**), void** args, unsigned gx, uns
         }
         for (bool running = true; running;) {
           running = false;
+          progressed = false;
           for (unsigned t = 0; t < block; ++t) {
             if (fibers[t].done) continue;
             running = true;
             current = t;
             threadIdx = {t, 0, 0};
             swapcontext(&scheduler, &fibers[t].context);
+          }
+          if (running && !progressed) {
+            const long ended = std::count_if(fibers.begin(), fibers.end(),
+                                             [](const Fiber& fiber) { return fiber.done; });
+            fprintf(stderr,
+                    "emu_launch: block (%u, %u, %u) deadlocked: %ld threads wait at barriers and "
+                    "%ld have ended; a barrier is not reached by every thread it waits for\n",
+                    x, y, z, block - ended, ended);
+            abort();
           }
         }
       }

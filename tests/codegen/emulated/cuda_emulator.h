@@ -1,10 +1,11 @@
-// The CUDA subset that kiln's contraction kernels use, emulated on the CPU, so their emitted code
-// can be run and checked without a GPU (run_emulated.py): a block's threads are fibers
-// (cuda_emulator.cc); __syncthreads and the warp-collective ldmatrix and mma.sync are barriers at
-// which the last thread to arrive does the work for all; cp.async copies at once. The kiln_*
-// device functions (codegen/device_functions.cc) are reimplemented here from their documented
-// semantics: f16 through _Float16 (round to nearest even), bf16 and TF32 as kiln rounds them,
-// mma as an exact product summed in double, ldmatrix per the PTX fragment layouts.
+// The CUDA subset that kiln's tensor-core contraction and tiled attention kernels use, emulated on
+// the CPU, so their emitted code can be run and checked without a GPU (run_emulated.py): a block's
+// threads are fibers (cuda_emulator.cc); __syncthreads, __syncwarp and the warp collectives
+// (__shfl_xor_sync, ldmatrix, mma.sync) are barriers at which the last thread to arrive does the
+// work for all; cp.async copies when a cp.async.wait_group must have completed it. The kiln_*
+// device functions those kernels call (codegen/device_functions.cc) are reimplemented here from
+// their documented semantics: f16 through _Float16 (round to nearest even), bf16 and TF32 as kiln
+// rounds them, mma as an exact product summed in double, ldmatrix per the PTX fragment layouts.
 #pragma once
 #include <ucontext.h>
 
@@ -40,16 +41,40 @@ inline float __uint_as_float(unsigned u) {
   memcpy(&f, &u, 4);
   return f;
 }
+inline float __int_as_float(int i) {
+  float f;
+  memcpy(&f, &i, 4);
+  return f;
+}
+using std::exp;
+using std::isnan;
 inline int min(int a, int b) { return a < b ? a : b; }
 inline long long min(long long a, long long b) { return a < b ? a : b; }
 
 // Scheduling.
-void emu_yield();
-int emu_thread();  // linear thread index in the block
 void emu_syncthreads();
 #define __syncthreads() emu_syncthreads()
 // Warp collective: every lane calls with its pointers; the last to arrive runs `f(ptrs)`.
 void emu_warp_collective(void* p0, void* p1, void* p2, void (*f)(void* const (*)[3]));
+inline void emu_no_work(void* const (*)[3]) {}
+inline void __syncwarp() { emu_warp_collective(nullptr, nullptr, nullptr, emu_no_work); }
+// Each lane's pointers: its result, its value, and the lane mask it XORs its lane index with.
+template <class T>
+void emu_shfl_xor(void* const (*lanes)[3]) {
+  for (int l = 0; l < 32; ++l) {
+    const int source = l ^ static_cast<int>(reinterpret_cast<intptr_t>(lanes[l][2]));
+    memcpy(lanes[l][0], lanes[source & 31][1], sizeof(T));
+  }
+}
+// The whole warp takes part (kiln passes the full mask); a lane that skips it leaves the warp at
+// different collectives or deadlocked, both of which the emulator reports.
+template <class T>
+T __shfl_xor_sync(unsigned, T value, int lane_mask) {
+  T result;
+  emu_warp_collective(&result, &value, reinterpret_cast<void*>(static_cast<intptr_t>(lane_mask)),
+                      emu_shfl_xor<T>);
+  return result;
+}
 
 inline float kiln_f16_to_f32(unsigned short bits) {
   _Float16 h;
@@ -71,10 +96,18 @@ inline unsigned short kiln_f32_to_bf16(float value) {
   return static_cast<unsigned short>((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
 }
 inline float kiln_round_to_f16(float v) { return kiln_f16_to_f32(kiln_f32_to_f16(v)); }
+inline float kiln_round_to_f16(double v) { return static_cast<float>(static_cast<_Float16>(v)); }
 inline float kiln_round_to_bf16(float v) { return kiln_bf16_to_f32(kiln_f32_to_bf16(v)); }
 inline float kiln_round_to_tf32(float value) {
   return __uint_as_float((__float_as_uint(value) + 0x1000u) & 0xffffe000u);
 }
+// max that propagates NaN (numpy.maximum); division of floating values.
+template <class T>
+T kiln_max(T a, T b) {
+  return (a != a || a > b) ? a : b;
+}
+inline float kiln_div(float a, float b) { return a / b; }
+inline double kiln_div(double a, double b) { return a / b; }
 inline unsigned kiln_pack_f16x2(float lo, float hi) {
   return kiln_f32_to_f16(lo) | (unsigned(kiln_f32_to_f16(hi)) << 16);
 }

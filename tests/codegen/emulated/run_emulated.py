@@ -1,22 +1,27 @@
 #!/usr/bin/env python3
-"""Runs kiln's generated contraction kernels on the CPU CUDA emulator (cuda_emulator.h) and checks
-their outputs against kiln's CPU reference interpreter, so the tensor-core kernels are tested
-without a GPU: for each graph, `kiln compile --emit-cuda`, the steps and buffers from `kiln
-inspect`, every kernel compiled with the C++ compiler against the emulator, the steps run in
-order on seeded random inputs in [-1, 1), then `kiln run --device cpu` on the same inputs. A
-graph passes when each output's cosine similarity to the reference is at least 0.9999 and all
-its values are finite. Graphs have one output and only ops the emulator's device functions
-cover (no kiln_* helper beyond conversions, cp.async, ldmatrix and mma).
+"""Runs the kernels kiln generates for a graph on the CPU CUDA emulator (cuda_emulator.h) and
+checks the outputs against kiln's CPU reference interpreter, so the tensor-core contraction and
+tiled attention kernels are tested without a GPU.
 
-usage: run_emulated.py --kiln KILN --cxx CXX GRAPH.kir...
+    run_emulated.py --kiln KILN --cxx CXX --work-dir DIR [--precision P] GRAPH.kir...
+
+For each graph, in DIR/<graph>_<precision>: `kiln compile --emit-cuda` (sm_80) in the precision;
+the steps and buffers from `kiln inspect`; every kernel (without kiln's device-function library,
+which the emulator reimplements) compiled with the C++ compiler against the emulator into one
+library; seeded standard normal inputs; the steps run in order, output and intermediates starting
+as NaN; then `kiln run --device cpu` in the same precision on the same inputs. Graphs have one
+output, which must have NaN where the reference has NaN and be finite where it is finite. Where
+the kernels compute in f32 (precision fp32, every buffer f32, no mma) each element must lie
+within 1e-4 + 1e-3·|want|; otherwise (16-bit buffers, f16/bf16/TF32 mma operands) the cosine
+similarity must be at least 0.9999. Prints one line per graph; exit status 1 when one fails.
 """
 import argparse
 import ctypes
 import os
 import re
+import shutil
 import subprocess
 import sys
-import tempfile
 
 import numpy as np
 
@@ -24,13 +29,23 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 STORAGE = {"f32": np.float32, "f16": np.float16, "bf16": np.uint16}
 
 
+class Failed(Exception):
+    pass
+
+
+def run(command, **kwargs):
+    result = subprocess.run(command, capture_output=True, text=True, **kwargs)
+    if result.returncode != 0:
+        raise Failed(f"{' '.join(command)} exited {result.returncode}:\n"
+                     f"{result.stdout}{result.stderr}")
+    return result.stdout
+
+
 def inspect(kiln, program):
     """The program's steps (kernel, grid, threads, argument buffers) and buffers (kind, dtype,
     shape), from `kiln inspect`."""
-    text = subprocess.run([kiln, "inspect", program], check=True, capture_output=True,
-                          text=True).stdout
     steps, buffers, section = [], {}, None
-    for line in text.splitlines():
+    for line in run([kiln, "inspect", program]).splitlines():
         if not line.startswith(" "):
             section = line.split(" ")[0]
             continue
@@ -42,6 +57,12 @@ def inspect(kiln, program):
         if section == "buffers" and buffer:
             shape = [int(d) for d in buffer.group(4).split(",") if d]
             buffers[buffer.group(2)] = (buffer.group(1), buffer.group(3), shape)
+    for name, (kind, dtype, _) in buffers.items():
+        if kind not in ("input", "output", "intermediate") or dtype not in STORAGE:
+            raise Failed(f"{program}: buffer '{name}' is a {dtype} {kind}; the emulated run "
+                         f"takes f32, f16 or bf16 inputs, outputs and intermediates")
+    if [kind for kind, _, _ in buffers.values()].count("output") != 1:
+        raise Failed(f"{program}: the emulated run takes graphs of one output")
     return steps, buffers
 
 
@@ -52,79 +73,107 @@ def as_float(array, dtype):
 
 
 def build(cxx, work, kernels):
-    """One shared library with every kernel and a run_<kernel>(void** args) entry for each."""
-    sources = ['#include "cuda_emulator.h"']
+    """One shared library with every kernel, each in its own namespace (their vector structs
+    share names), and a run_<kernel>(void** args) entry for each; and whether any uses mma."""
+    sources, uses_mma = ['#include "cuda_emulator.h"'], False
     for name in kernels:
-        with open(os.path.join(work, "cu", name + ".cu")) as f:
-            text = f.read()
-        kernel = text[text.index('extern "C" __global__'):]
+        with open(os.path.join(work, "cu", name + ".cu")) as file:
+            text = file.read()
+        uses_mma |= "kiln_mma_" in text
+        starts = [at for at in (text.find("struct __align__"), text.find('extern "C"')) if at >= 0]
+        kernel = text[min(starts):]
         signature = re.search(re.escape(name) + r"\((.*?)\) \{", kernel).group(1)
         types = [param.rsplit("*", 1)[0].replace("const ", "") + "*"
                  for param in signature.split(", ")]
         call = ", ".join(f"({t})args[{i}]" for i, t in enumerate(types))
-        sources.append(kernel)
-        sources.append(f'extern "C" void run_{name}(void** args) {{ {name}({call}); }}')
+        sources += [f"namespace {name} {{", kernel,
+                    f'extern "C" void run_{name}(void** args) {{ {name}({call}); }}', "}"]
     source = os.path.join(work, "kernels.cc")
-    with open(source, "w") as f:
-        f.write("\n".join(sources) + "\n")
+    with open(source, "w") as file:
+        file.write("\n".join(sources) + "\n")
     library = os.path.join(work, "kernels.so")
-    subprocess.run([cxx, "-O1", "-std=c++17", "-w", "-shared", "-fPIC", f"-I{HERE}",
-                    os.path.join(HERE, "cuda_emulator.cc"), source, "-o", library], check=True)
-    return ctypes.CDLL(library)
+    run([cxx, "-O1", "-std=c++17", "-w", "-shared", "-fPIC", f"-I{HERE}",
+         os.path.join(HERE, "cuda_emulator.cc"), source, "-o", library])
+    return ctypes.CDLL(library), uses_mma
 
 
-def check(kiln, cxx, graph):
-    with tempfile.TemporaryDirectory(prefix="kiln_emulated_") as work:
-        return check_in(kiln, cxx, graph, work)
+def judge(got, want, reduced):
+    """'' when got matches want, else what is wrong; and a summary of the errors."""
+    finite = np.isfinite(want) & np.isfinite(got)
+    errors = np.abs(got[finite] - want[finite])
+    norms = np.linalg.norm(got[finite]) * np.linalg.norm(want[finite])
+    cosine = float(np.dot(got[finite], want[finite]) / norms) if norms else 1.0
+    summary = f"cosine {cosine:.7f}, max abs error {float(errors.max(initial=0)):.3g}"
+    if not np.array_equal(np.isnan(got), np.isnan(want)):
+        return f"NaN at {np.isnan(got).sum()} places, the reference at {np.isnan(want).sum()}", \
+            summary
+    if not np.array_equal(np.isfinite(got), np.isfinite(want)):
+        return "infinite where the reference is finite, or the other way round", summary
+    if reduced:
+        return ("cosine below 0.9999" if cosine < 0.9999 else ""), summary
+    bad = int((errors > 1e-4 + 1e-3 * np.abs(want[finite])).sum())
+    return (f"{bad} elements beyond 1e-4 + 1e-3·|want|" if bad else ""), summary
 
 
-def check_in(kiln, cxx, graph, work):
+def check(kiln, cxx, graph, precision, work):
+    """Prints a line for the graph's output and returns whether it matches the reference."""
     program = os.path.join(work, "program.kiln")
-    subprocess.run([kiln, "compile", graph, "--arch", "sm_80", "--emit-cuda",
-                    os.path.join(work, "cu"), "-o", program, "--cache-dir",
-                    os.path.join(work, "cache")], check=True, capture_output=True)
+    run([kiln, "compile", graph, "--precision", precision, "--arch", "sm_80", "--emit-cuda",
+         os.path.join(work, "cu"), "-o", program, "--cache-dir", os.path.join(work, "cache")])
     steps, buffers = inspect(kiln, program)
     rng = np.random.default_rng(1)
-    arrays, input_args = {}, []
+    arrays, feeds = {}, []
     for name, (kind, dtype, shape) in buffers.items():
         if kind == "input":
-            values = rng.uniform(-1, 1, shape).astype(np.float32)
+            values = rng.standard_normal(shape).astype(np.float32)
             arrays[name] = ((values.view(np.uint32) >> 16).astype(np.uint16) if dtype == "bf16"
                             else values.astype(STORAGE[dtype]))
             path = os.path.join(work, name + ".npy")
             np.save(path, as_float(arrays[name], dtype) if dtype == "bf16" else arrays[name])
-            input_args.append(f"--input={name}={path}")
-        else:  # outputs and workspaces start as garbage: NaN
-            arrays[name] = np.full(shape, np.nan, np.float32).astype(STORAGE[dtype]) \
-                if dtype != "bf16" else np.full(shape, 0x7fc0, np.uint16)
-    library = build(cxx, work, sorted({step[0] for step in steps}))
+            feeds.append(f"--input={name}={path}")
+        else:  # outputs and intermediates start as garbage: NaN
+            arrays[name] = (np.full(shape, 0x7fc0, np.uint16) if dtype == "bf16"
+                            else np.full(shape, np.nan, STORAGE[dtype]))
+    library, uses_mma = build(cxx, work, sorted({step[0] for step in steps}))
     for kernel, grid, threads, args in steps:
         pointers = (ctypes.c_void_p * len(args))(*[arrays[a].ctypes.data for a in args])
         library.emu_launch(getattr(library, "run_" + kernel), pointers, *grid, threads)
     reference = os.path.join(work, "reference")
-    subprocess.run([kiln, "run", graph, "--device", "cpu", "--output-dir", reference,
-                    *input_args], check=True, capture_output=True)
+    run([kiln, "run", graph, "--device", "cpu", "--precision", precision, "--output-dir",
+         reference, *feeds])
+    reduced = (precision != "fp32" or uses_mma
+               or any(dtype != "f32" for _, dtype, _ in buffers.values()))
     (output,) = [name for name, (kind, _, _) in buffers.items() if kind == "output"]
-    (expected,) = os.listdir(reference)
-    got = as_float(arrays[output], buffers[output][1]).ravel()
-    want = np.load(os.path.join(reference, expected)).astype(np.float32).ravel()
-    cosine = float(np.dot(got, want) / (np.linalg.norm(got) * np.linalg.norm(want)))
-    passed = bool(np.isfinite(got).all()) and cosine >= 0.9999
-    print(f"{'ok   ' if passed else 'WRONG'} {os.path.basename(graph)}: {len(steps)} steps, "
-          f"cosine {cosine:.7f}, max abs error {float(np.max(np.abs(got - want))):.3g}",
-          flush=True)
-    return passed
+    (expected,) = os.listdir(reference)  # named after the graph's output value
+    want = np.load(os.path.join(reference, expected)).astype(np.float32)
+    got = as_float(arrays[output], buffers[output][1]).reshape(want.shape)
+    problem, summary = judge(got, want, reduced)
+    print(f"{'WRONG' if problem else 'ok   '} {os.path.basename(graph)} {precision}: "
+          f"{len(steps)} steps, {summary}{'; ' + problem if problem else ''}", flush=True)
+    return not problem
 
 
 def main():
-    parser = argparse.ArgumentParser(usage=__doc__)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("graphs", nargs="+")
     parser.add_argument("--kiln", required=True)
     parser.add_argument("--cxx", required=True)
-    parser.add_argument("graphs", nargs="+")
+    parser.add_argument("--work-dir", required=True)
+    parser.add_argument("--precision", choices=["fp32", "tf32", "fp16", "bf16"], default="fp32")
     args = parser.parse_args()
-    failed = [g for g in args.graphs if not check(args.kiln, args.cxx, g)]
-    sys.exit(1 if failed else 0)
+    passed = True
+    for graph in args.graphs:
+        name = f"{os.path.splitext(os.path.basename(graph))[0]}_{args.precision}"
+        work = os.path.join(os.path.abspath(args.work_dir), name)
+        shutil.rmtree(work, ignore_errors=True)
+        os.makedirs(work)
+        try:
+            passed &= check(args.kiln, args.cxx, graph, args.precision, work)
+        except Failed as error:
+            print(f"FAIL {name}: {error}", flush=True)
+            passed = False
+    return 0 if passed else 1
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
