@@ -6,10 +6,11 @@ tiled attention kernels are tested without a GPU.
     run_emulated.py --kiln KILN --cxx CXX --work-dir DIR [--precision P] GRAPH.kir...
 
 For each graph, in DIR/<graph>_<precision>: `kiln compile --emit-cuda` (sm_80) in the precision;
-the steps and buffers from `kiln inspect`; every kernel (without kiln's device-function library,
-which the emulator reimplements) compiled with the C++ compiler against the emulator into one
-library; seeded standard normal inputs; the steps run in order, output and intermediates starting
-as NaN; then `kiln run --device cpu` in the same precision on the same inputs. Graphs have one
+the steps and buffers from `kiln inspect`; every kernel, without kiln's device-function library
+(the emulator reimplements the kiln_* functions these kernels call; another one is a compile
+error naming it), compiled with the C++ compiler against the emulator into one library; seeded
+standard normal inputs; the steps run in order, output and intermediates starting as NaN; then
+`kiln run --device cpu` in the same precision on the same inputs. Graphs have one
 output, which must have NaN where the reference has NaN and be finite where it is finite. Where
 the kernels compute in f32 (precision fp32, every buffer f32, no mma) each element must lie
 within 1e-4 + 1e-3·|want|; otherwise (16-bit buffers, f16/bf16/TF32 mma operands) the cosine
