@@ -167,13 +167,17 @@ ReductionPlan plan_softmax(const Node& node) {
   const std::string a(cuda_compute_type(accumulation_dtype(node)));
   std::vector<ReductionPass> passes = max_then_exp_sum(node);
   const bool log = node.op() == "log_softmax";
-  if (log) passes[1].finish = {fmt::format("const {} row_log_sum = log(row_sum);", a)};
+  // Softmax multiplies by the sum's reciprocal (within an ulp of the reference's division,
+  // and a division per element costs more than the exponential).
+  passes[1].finish = {log ? fmt::format("const {} row_log_sum = log(row_sum);", a)
+                          : fmt::format("const {} row_inv_sum = {} / row_sum;", a,
+                                        cuda_literal(1, accumulation_dtype(node)))};
   const Value* input = node.operand(0);
   return {.passes = passes, .install_results = [&node, input, a, log](ElementEmitter& e) {
             e.set_override(node.result(0), [&e, input, a, log](const std::string& index) {
               const std::string x = e.element(input, index);
-              return e.temp(
-                  a, log ? x + " - row_max - row_log_sum" : "exp(" + x + " - row_max) / row_sum");
+              return e.temp(a, log ? x + " - row_max - row_log_sum"
+                                   : "exp(" + x + " - row_max) * row_inv_sum");
             });
           }};
 }
