@@ -195,7 +195,8 @@ class ReductionWriter {
         plan_(plan_reduction(reduction_, geometry_.columns)),
         spec_(spec),
         code_(1),
-        e_(code_, spec.params, index_type_for(body, schedule_.block)) {}
+        e_(code_, spec.params, index_type_for(body, schedule_.block)),
+        keeps_terms_(keeps_terms()) {}
 
   void write() {
     for (const Value* input : body_.inputs) spec_.params.add_input(input);
@@ -207,8 +208,10 @@ class ReductionWriter {
       code_.line(fmt::format("{} xs[{}];", cuda_compute_type(input_->type().dtype),
                              std::max<int64_t>(schedule_.per_thread, 1)));
     }
-    for (size_t p = 0; p < plan_.passes.size(); ++p) write_pass(plan_.passes[p], p == 0);
-    plan_.install_results(e_);
+    for (size_t p = 0; p < plan_.passes.size(); ++p) {
+      write_pass(plan_.passes[p], p == 0, keeps_terms_ && p + 1 == plan_.passes.size());
+    }
+    (keeps_terms_ ? plan_.install_results_from_terms : plan_.install_results)(e_);
     write_outputs();
     spec_.body = code_.text();
     const int64_t blocks =
@@ -418,7 +421,27 @@ class ReductionWriter {
     return offset == "0" ? row_base_ : e_.index_temp(row_base_ + " + " + offset);
   }
 
-  void write_pass(const ReductionPass& pass, bool first) {
+  // Whether the last pass may leave its terms in the registers that hold X (reduction_ops.h):
+  // X is held there, is not written, and only the reduction reads it.
+  bool keeps_terms() const {
+    if (!schedule_.cached || !plan_.install_results_from_terms || plan_.passes.size() < 2 ||
+        plan_.passes.back().type != cuda_compute_type(input_->type().dtype)) {
+      return false;
+    }
+    for (const Value* output : body_.outputs) {
+      if (output == input_) return false;
+    }
+    for (const Node* node : body_.nodes) {
+      if (node == &reduction_) continue;
+      for (const Value* operand : node->operands()) {
+        if (operand == input_) return false;
+      }
+    }
+    return true;
+  }
+
+  // `keep_terms`: the pass replaces each register holding an element of X with its term.
+  void write_pass(const ReductionPass& pass, bool first, bool keep_terms) {
     const bool arg = pass.combine == Combine::kArgMax || pass.combine == Combine::kArgMin;
     const std::string& acc = pass.accumulator;
     code_.line(fmt::format("{} {} = {};", pass.type, acc, pass.initial));
@@ -447,7 +470,11 @@ class ReductionWriter {
       }
       const std::string converted =
           pass.type == x_type ? x : e_.temp(pass.type, "static_cast<" + pass.type + ">(" + x + ")");
-      const std::string term = pass.term(converted);
+      std::string term = pass.term(converted);
+      if (keep_terms) {
+        code_.line(slot + " = " + term + ";");
+        term = slot;
+      }
       switch (pass.combine) {
         case Combine::kSum:
           code_.line(acc + " += " + term + ";");
@@ -558,6 +585,7 @@ class ReductionWriter {
   KernelSpec& spec_;
   CodeWriter code_;
   ElementEmitter e_;
+  bool keeps_terms_;
   std::vector<std::string> output_names_;
   std::string lane_;
   std::string row_base_;

@@ -179,7 +179,15 @@ ReductionPlan plan_softmax(const Node& node) {
               return e.temp(a, log ? x + " - row_max - row_log_sum"
                                    : "exp(" + x + " - row_max) * row_inv_sum");
             });
-          }};
+          },
+          .install_results_from_terms = log ? std::function<void(ElementEmitter&)>()
+                                            : [&node, input, a](ElementEmitter& e) {
+                                                e.set_override(node.result(0), [&e, input, a](
+                                                                                   const std::string& index) {
+                                                  return e.temp(a, e.element(input, index) +
+                                                                       " * row_inv_sum");
+                                                });
+                                              }};
 }
 
 // Pass 1: row_mean; pass 2: the variance around it, finished into `deviation_finish` (which

@@ -39,6 +39,10 @@ struct ReductionPlan {
   bool select_last = false;  // arg_max/arg_min: ties go to the last index
   // Makes the emitter compute the op's results from the row's statistics.
   std::function<void(ElementEmitter&)> install_results;
+  // Where set, the last pass may replace each element of X it reads from registers with its
+  // term (softmax: exp(x − max)), and these results then read the terms where they would read
+  // X; the emitter does so when X feeds nothing else.
+  std::function<void(ElementEmitter&)> install_results_from_terms = {};
 };
 
 // Which axes of operand 0 the op reduces. Throws UnsupportedError for a reduction op without a
