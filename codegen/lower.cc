@@ -10,10 +10,11 @@
 #include <algorithm>
 #include <map>
 
-#include "codegen/kernel_body.h"
-#include "codegen/kernel_spec.h"
 #include "codegen/attention_emitter.h"
 #include "codegen/contraction_emitter.h"
+#include "codegen/direct_conv_emitter.h"
+#include "codegen/kernel_body.h"
+#include "codegen/kernel_spec.h"
 #include "codegen/loop_emitter.h"
 #include "codegen/pool_emitter.h"
 #include "codegen/reduction_emitter.h"
@@ -40,15 +41,17 @@ std::string refusal(const Node& node) {
                          *kind == FusionKind::kAttention;
     return emitted ? "" : node.describe();
   }
-  const bool contraction = node.op() == "gemm" || node.op() == "matmul" || node.op() == "conv";
+  const bool contraction = node.op() == "gemm" || node.op() == "matmul" || node.op() == "conv" ||
+                           node.op() == "conv_transpose";
   return node.info().category <= OpCategory::kReduction || contraction ? "" : node.describe();
 }
 
-// An attention, pooling or contraction kernel for bodies anchored by one; a reduction kernel
-// for fusion.reduction and single reduction ops, else a loop kernel.
+// An attention, pooling, direct conv or contraction kernel for bodies anchored by one; a reduction
+// kernel for fusion.reduction and single reduction ops, else a loop kernel.
 KernelSpec emit_kernel(const KernelBody& body) {
   if (is_attention_body(body)) return emit_attention_kernel(body);
   if (is_pool_body(body)) return emit_pool_kernel(body);
+  if (is_direct_conv_body(body)) return emit_direct_conv_kernel(body);
   if (is_contraction_body(body)) return emit_contraction_kernel(body);
   const bool single_op = body.nodes.size() == 1 && body.kind == body.nodes[0]->op();
   const bool reduction = single_op ? body.nodes[0]->info().category == OpCategory::kReduction

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "codegen/element_emitter.h"
+#include "codegen/lrn_emitter.h"
 #include "codegen/reduction_ops.h"
 #include "codegen/vector_access.h"
 #include "ir/cuda_expr.h"
@@ -188,7 +189,7 @@ class ReductionWriter {
       : body_(body),
         reduction_(find_reduction(body)),
         input_(reduction_.operand(0)),
-        geometry_(row_geometry(input_->type().shape, reduced_axes(reduction_))),
+        geometry_(row_geometry(reduction_view(reduction_), reduced_axes(reduction_))),
         outputs_(plan_outputs(body, geometry_)),
         vectors_(plan_row_vectors(body, geometry_, input_->type().shape, outputs_)),
         schedule_(choose_schedule(geometry_, vectors_.width)),
@@ -594,6 +595,8 @@ class ReductionWriter {
 }  // namespace
 
 KernelSpec emit_reduction_kernel(const KernelBody& body) {
+  const Node& reduction = find_reduction(body);
+  if (reduction.op() == "lrn") return emit_lrn_kernel(body, reduction);
   KernelSpec spec;
   spec.kind = body.kind;
   spec.ops = distinct_ops(body);
