@@ -64,9 +64,9 @@ class DirectConvWriter {
     code_.line(fmt::format("{} acc = 0;", accumulator_));
     const int64_t in_per_group = geometry_.in_channels / geometry_.group;
     e_.open_block(fmt::format("for (int c = 0; c < {}; ++c)", in_per_group));
-    in_channel_ = in_per_group == 1
-                      ? group_
-                      : e_.index_temp(fmt::format("{} * {} + c", group_, in_per_group));
+    in_channel_ = in_per_group == 1 ? group_
+                  : group_ == "0"   ? "c"
+                                  : e_.index_temp(fmt::format("{} * {} + c", group_, in_per_group));
     weight_row_ =
         transpose_ ? e_.index_temp(fmt::format("{} * {} + {} % {}", in_channel_, out_per_group,
                                                out_channel_, out_per_group))
