@@ -40,6 +40,8 @@ class ElementEmitter {
   // store_expression, except that a cast to f16/bf16 (from anything but f64) stores its
   // operand converted once, which rounds the same as the cast then the store would.
   std::string stored(const Value* value, const std::string& index);
+  // The compute-typed expression whose store_expression stored() is.
+  std::string stored_value(const Value* value, const std::string& index);
 
   // A const variable of `type` initialized to `expression`; an equal expression in scope gives
   // the existing variable. Identifiers and literals are returned as they are.

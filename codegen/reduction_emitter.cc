@@ -408,10 +408,19 @@ class ReductionWriter {
     std::set<DType> dtypes;
     for (const Value* buffer : vectors_.per_element) dtypes.insert(buffer->type().dtype);
     for (const Value* buffer : vectors_.per_column) dtypes.insert(buffer->type().dtype);
-    for (size_t k : outputs_.per_element) dtypes.insert(body_.outputs[k]->type().dtype);
+    bool packs = false;
+    for (size_t k : outputs_.per_element) {
+      const Value* output = body_.outputs[k];
+      if (packed(output)) {
+        packs = true;
+      } else {
+        dtypes.insert(output->type().dtype);
+      }
+    }
     for (DType dtype : dtypes) {
       spec_.definitions += vector_definition(dtype, schedule_.vector_width);
     }
+    if (packs) spec_.definitions += packed_f16_vector_definition(schedule_.vector_width);
   }
 
   // X's flat index of this row's element at `column`.
@@ -539,32 +548,55 @@ class ReductionWriter {
 
   // The last pass over the row: X's elements from registers (or read again), the per-element
   // outputs written one element (or, in vector schedules, one vector) at a time.
+  // f16 outputs of a vector schedule are computed into floats and rounded two lanes at a time.
+  bool packed(const Value* output) const {
+    return schedule_.vector_width > 1 && output->type().dtype == DType::kF16;
+  }
+
   void write_element_outputs() {
     std::vector<const Value*> roots;
     for (size_t k : outputs_.per_element) roots.push_back(body_.outputs[k]);
     ColumnVisit walk{.needs_index = true,
                      .loads = vector_loads(roots, schedule_.cached ? input_ : nullptr)};
-    const bool vector = schedule_.vector_width > 1;
+    const int width = schedule_.vector_width;
     walk.visit = [&](const std::string& index, const std::string&, const std::string& slot) {
       if (!slot.empty()) e_.bind(input_, index, slot);
       for (size_t k : outputs_.per_element) {
         const Value* output = body_.outputs[k];
-        const std::string value = e_.stored(output, index);
-        code_.line(vector ? fmt::format("r{}.v[k] = {};", k, value)
-                          : fmt::format("{}[{}] = {};", output_names_[k], index, value));
+        if (packed(output)) {
+          code_.line(fmt::format("r{}[k] = {};", k, e_.stored_value(output, index)));
+        } else if (width > 1) {
+          code_.line(fmt::format("r{}.v[k] = {};", k, e_.stored(output, index)));
+        } else {
+          code_.line(
+              fmt::format("{}[{}] = {};", output_names_[k], index, e_.stored(output, index)));
+        }
       }
     };
     walk.before_vector = [&] {
       for (size_t k : outputs_.per_element) {
-        code_.line(fmt::format(
-            "{} r{};", vector_type(body_.outputs[k]->type().dtype, schedule_.vector_width), k));
+        const Value* output = body_.outputs[k];
+        code_.line(packed(output)
+                       ? fmt::format("float r{}[{}];", k, width)
+                       : fmt::format("{} r{};", vector_type(output->type().dtype, width), k));
       }
     };
     walk.after_vector = [&](const std::string& vec) {
       for (size_t k : outputs_.per_element) {
-        code_.line(fmt::format("reinterpret_cast<{}*>({})[{}] = r{};",
-                               vector_type(body_.outputs[k]->type().dtype, schedule_.vector_width),
-                               row_pointer(body_.outputs[k]), vec, k));
+        const Value* output = body_.outputs[k];
+        std::string type = vector_type(output->type().dtype, width), stored = fmt::format("r{}", k);
+        if (packed(output)) {
+          type = packed_f16_vector_type(width);
+          stored = fmt::format("p{}", k);
+          code_.line(fmt::format("{} {};", type, stored));
+          code_.line("#pragma unroll");
+          code_.line(
+              fmt::format("for (int k = 0; k < {}; ++k) {}.v[k] = kiln_f32x2_to_f16x2(r{}[2 * k], "
+                          "r{}[2 * k + 1]);",
+                          width / 2, stored, k, k));
+        }
+        code_.line(fmt::format("reinterpret_cast<{}*>({})[{}] = {};", type, row_pointer(output),
+                               vec, stored));
       }
     };
     for_each_column(walk);

@@ -22,6 +22,15 @@ std::string vector_definition(DType dtype, int width) {
                      vector_type(dtype, width), cuda_storage_type(dtype), width);
 }
 
+std::string packed_f16_vector_type(int width) {
+  return vector_type(DType::kF16, width) + "_packed";
+}
+
+std::string packed_f16_vector_definition(int width) {
+  return fmt::format("struct __align__({}) {} {{\n  unsigned v[{}];\n}};\n", 2 * width,
+                     packed_f16_vector_type(width), width / 2);
+}
+
 std::string widened(DType dtype, const std::string& stored) {
   if (dtype == DType::kF16) return "kiln_f16_to_f32(" + stored + ")";
   if (dtype == DType::kBF16) return "kiln_bf16_to_f32(" + stored + ")";

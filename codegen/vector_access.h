@@ -23,6 +23,11 @@ std::string vector_type(DType dtype, int width);
 // Its definition: "struct __align__(16) vec_f16x8 {\n  unsigned short v[8];\n};\n".
 std::string vector_definition(DType dtype, int width);
 
+// f16 vectors stored from floats two lanes at a time, with one packed conversion each
+// (kiln_f32x2_to_f16x2): "vec_f16x8_packed", width / 2 unsigned words of two halves.
+std::string packed_f16_vector_type(int width);
+std::string packed_f16_vector_definition(int width);
+
 // A vector lane's element (storage type) in its compute type.
 std::string widened(DType dtype, const std::string& stored);
 
