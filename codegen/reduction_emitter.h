@@ -5,9 +5,9 @@
 // The reduction's input X is viewed as rows × columns: the kept axes index rows, the reduced
 // axes (any set) columns; adjacent axes of one kind merge, and the index arithmetic maps
 // (row, column) back to X's flat index (group normalization sees X as [N, groups,
-// channels / groups · spatial], codegen/reduction_ops.h). Prologue ops (the fusion's producers of X) are
-// evaluated per X element through the element machinery (codegen/element_emitter.h); epilogue
-// ops per output element.
+// channels / groups · spatial], codegen/reduction_ops.h). Prologue ops (the fusion's producers
+// of X) are evaluated per X element through the element machinery
+// (codegen/element_emitter.h); epilogue ops per output element.
 //
 // Schedules:
 //   - columns contiguous in memory (the innermost axis reduced) and at least 32 of them: the
