@@ -4,16 +4,21 @@
 //   →  P' = ops(P) (casts)  →  O = matmul(P', V')  →  outputs = ops(O) (epilogue)
 //
 // with Q', K', V' computed from the body's inputs by prologue ops (slice, reshape, transpose,
-// cast, scale, ...). One thread block per query row (batch dims × M rows), 128 threads:
-//   1. the row of Q' into shared memory (threads over the head size D);
-//   2. each key j (threads over N keys): s_j = Σ_d Q'[d]·K'[d, j], then the ops up to the
-//      softmax's operand at the score's flat index (S bound there), kept in shared memory;
-//   3. softmax over j with a block max and a block sum, then the ops up to P';
-//   4. each column e (threads over E): O = Σ_j P'_j·V'[j, e], then every body output at O's
-//      flat index (O bound there).
-// The operands' elements come from the element machinery (codegen/element_emitter.h), so the
-// prologues need no special case; batch dims broadcast as matmul's do. Accumulation is in f32
-// (f64 for f64 scores); operands round to TF32 where a matmul's tf32 attribute is set.
+// cast, scale, ...). Two kernels:
+//   - 16-bit Q', K', P', V' (head sizes up to 128, multiples of 16): the tiled tensor-core
+//     kernel with online softmax (codegen/attention_tiled_emitter.h);
+//   - otherwise (f32, f64, other head sizes) one thread block per query row (batch dims × M
+//     rows), 128 threads:
+//     1. the row of Q' into shared memory (threads over the head size D);
+//     2. each key j (threads over N keys): s_j = Σ_d Q'[d]·K'[d, j], then the ops up to the
+//        softmax's operand at the score's flat index (S bound there), kept in shared memory;
+//     3. softmax over j with a block max and a block sum, then the ops up to P';
+//     4. each column e (threads over E): O = Σ_j P'_j·V'[j, e], then every body output at O's
+//        flat index (O bound there).
+//     Accumulation is in f32 (f64 for f64 scores); operands round to TF32 where a matmul's tf32
+//     attribute is set.
+// Both read the operands' elements through the element machinery (codegen/element_emitter.h),
+// so the prologues need no special case; batch dims broadcast as matmul's do.
 #pragma once
 
 #include "codegen/kernel_body.h"
@@ -27,7 +32,7 @@ bool is_attention_body(const KernelBody& body);
 // Throws UnsupportedError for what it cannot generate: rank-1 matmul operands, a softmax not
 // over the last axis, shapes that change between the matmuls and the softmax, outputs that do
 // not read the second matmul's result element for element, or a row that needs more than 48 KB
-// of shared memory.
+// of shared memory (the row kernel).
 KernelSpec emit_attention_kernel(const KernelBody& body);
 
 }  // namespace kiln::codegen

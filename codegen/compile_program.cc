@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <exception>
+#include <mutex>
 #include <regex>
 #include <thread>
 
@@ -106,12 +107,18 @@ CompileStats compile_program(Program& program, const CodegenOptions& options) {
   }
   std::vector<JobResult> results(jobs.size());
   std::atomic<size_t> next{0};
+  std::mutex progress_mutex;
+  size_t done = 0;
   const auto work = [&] {
     for (size_t j = next++; j < jobs.size(); j = next++) {
       try {
         results[j] = run_job(jobs[j], program, options.archs, cache, nvrtc);
       } catch (...) {
         results[j].error = std::current_exception();
+      }
+      if (options.on_progress) {
+        const std::lock_guard<std::mutex> lock(progress_mutex);
+        options.on_progress(++done, jobs.size());
       }
     }
   };

@@ -1,6 +1,8 @@
 // Options of code generation and kernel compilation (kiln compile's flags map onto them).
 #pragma once
 
+#include <cstddef>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -18,6 +20,10 @@ struct CodegenOptions {
   // LoweringReport, instead of refusing the graph. Only for the test that compiles every
   // supported kernel of many models: the Program is incomplete.
   bool skip_unsupported = false;
+  // When set, compile_program calls it after each (kernel, arch) job, compiled or from the
+  // cache, with the jobs done so far and their total; one call at a time (kiln bench's
+  // progress bar).
+  std::function<void(size_t done, size_t total)> on_progress;
 };
 
 }  // namespace kiln::codegen

@@ -31,9 +31,12 @@ DeviceMemory allocate_device_memory(size_t bytes, const std::string& what) {
   return DeviceMemory(pointer);
 }
 
+// A blocking stream: its work is ordered with the legacy default stream's, so a caller's
+// cudaMemcpy/cudaMemset into buffers the session reads (which may still be in flight when they
+// return) completes before the session's kernels run. A non-blocking stream raced with them.
 CudaStream create_stream() {
   cudaStream_t stream = nullptr;
-  cuda_check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  cuda_check(cudaStreamCreateWithFlags(&stream, cudaStreamDefault), "cudaStreamCreate");
   return CudaStream(stream);
 }
 

@@ -174,12 +174,15 @@ void Session::State::allow_shared_memory() {
   }
 }
 
+// The session's own transfers and memsets go on its stream, in order with its kernels (a
+// cudaMemcpy from pageable memory may return before its DMA lands; cudaMemset is asynchronous).
 void Session::State::upload_weights() {
   weights = allocate_device_memory(program.weights.size(), "the weights");
   if (!program.weights.empty()) {
-    cuda_check(cudaMemcpy(weights.get(), program.weights.data(), program.weights.size(),
-                          cudaMemcpyHostToDevice),
+    cuda_check(cudaMemcpyAsync(weights.get(), program.weights.data(), program.weights.size(),
+                               cudaMemcpyHostToDevice, stream.get()),
                "uploading the weights");
+    synchronize("uploading the weights");
   }
 }
 
@@ -190,7 +193,8 @@ const Bindings& Session::State::session_buffers() {
     const ProgramBuffer& buffer = program.buffers[input];
     own_memory.push_back(allocate_device_memory(buffer.type.num_bytes(), "input " + buffer.name));
     if (own_memory.back()) {
-      cuda_check(cudaMemset(own_memory.back().get(), 0, buffer.type.num_bytes()), "cudaMemset");
+      cuda_check(cudaMemsetAsync(own_memory.back().get(), 0, buffer.type.num_bytes(), stream.get()),
+                 "cudaMemsetAsync");
     }
     bindings.inputs.push_back(own_memory.back().get());
   }
@@ -309,10 +313,10 @@ Session Session::load(Program program) {
   state->load_kernels();
   state->check_kernel_parameters();
   state->allow_shared_memory();
+  state->stream = create_stream();
   state->upload_weights();
   state->arena =
       allocate_device_memory(static_cast<size_t>(state->program.arena_bytes), "the arena");
-  state->stream = create_stream();
   return Session(std::move(state));
 }
 

@@ -29,11 +29,16 @@ step build cmake --build build-gpu -j"$(nproc)"
 step ctest-gpu ctest --test-dir build-gpu -L gpu --output-on-failure
 step ctest-cpu ctest --test-dir build-gpu -L "unit|onnx" -j"$(nproc)" --output-on-failure
 # The fusion microbenchmarks always; the model benchmarks (minutes: exports, torch.compile) when
-# KILN_BENCH_MODELS names them, e.g. KILN_BENCH_MODELS=resnet50,bert KILN_BENCH_BATCHES=1,32.
+# KILN_BENCH_MODELS names them (all four: resnet50,mobilenetv2,bert,vit), at KILN_BENCH_BATCHES
+# (default 1,32) plus KILN_BENCH_EXTRA_BATCHES (default resnet50=128; empty for none), e.g.
+# KILN_BENCH_MODELS=mobilenetv2,vit KILN_BENCH_BATCHES=1 KILN_BENCH_EXTRA_BATCHES= ; more flags of
+# bench/models.py (--iters, --no-compile) in KILN_BENCH_FLAGS. A model that fails shows as an
+# error in its table row, and the step as FAILED.
 step bench-microbench bench/microbench.py build-gpu/bin/kiln "$out"
 if [ -n "${KILN_BENCH_MODELS:-}" ]; then
   step bench-models bench/models.py build-gpu/bin/kiln "$out" --models "$KILN_BENCH_MODELS" \
-    --batches "${KILN_BENCH_BATCHES:-1,32}" ${KILN_BENCH_FLAGS:-}
+    --batches "${KILN_BENCH_BATCHES:-1,32}" \
+    --extra-batches "${KILN_BENCH_EXTRA_BATCHES-resnet50=128}" ${KILN_BENCH_FLAGS:-}
 fi
 grep -h "tests passed\|No tests were found" "$out"/ctest-*.log
 exit $status

@@ -2,8 +2,13 @@
 // fused: the whole pipeline), runs every variant on the GPU, checks its outputs against kiln's
 // CPU reference interpreter (max abs and rel error, cosine), then times it: CUDA-event timings
 // of CUDA-graph replays after a warm-up, reported as median and p90, with each variant's speedup
-// over the first. Inputs come from --input files or are seeded random numbers (never zeros;
-// integer inputs take 0 and 1, valid as token ids and masks). --json writes the figures.
+// over the first that ran. Inputs come from --input files or are seeded random numbers (never
+// zeros; integer inputs take 0 and 1, valid as token ids and masks). --json writes the figures.
+//
+// A variant that fails (an op the GPU backend does not generate, a kernel NVRTC rejects, a CUDA
+// error) is reported in its table row and as {"error": ...} in the JSON, the other variants still
+// run, and the exit status is 1. Progress (the stage, a bar of kernels compiled) goes to stderr
+// when it is a terminal or with --progress (tools/progress.h); stdout and --json never carry it.
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
@@ -25,6 +30,7 @@
 #include "tools/model_inputs.h"
 #include "tools/model_loading.h"
 #include "tools/pass_options.h"
+#include "tools/progress.h"
 
 namespace kiln::tools {
 namespace {
@@ -37,6 +43,7 @@ struct BenchOptions {
   int iterations = 100;
   int warmup = 20;
   std::string json_path;
+  bool progress = false;
   PassOptions passes;
 };
 
@@ -65,11 +72,63 @@ double percentile(std::vector<float> values, double fraction) {
   return values.at(index);
 }
 
-// Prints a line that says what is happening now (a large model compiles for seconds).
-void status(const std::string& text) { std::cerr << "kiln bench: " << text << std::endl; }
+// Compiles `variant` for this GPU, runs it on `inputs`, compares with `expected` and times it;
+// returns its figures (kernel_launches, compile_seconds, max_abs_error, max_rel_error, cosine,
+// median_ms, p90_ms).
+// Throws what compiling, loading or running throws.
+nlohmann::json bench_variant(const std::string& variant, const BenchOptions& options,
+                             const onnx_import::ImportOptions& import_options,
+                             const std::vector<Tensor>& inputs, const std::vector<Tensor>& expected,
+                             Progress& progress, nlohmann::json& report) {
+  codegen::CodegenOptions codegen_options;
+  codegen_options.archs = {codegen::native_arch()};
+  codegen_options.on_progress = [&](size_t done, size_t total) {
+    progress.advance("kiln bench: compiling " + variant + " kernels (NVRTC)", done, total);
+  };
+  progress.stage("compiling " + variant);
+  const auto start = std::chrono::steady_clock::now();
+  std::unique_ptr<Graph> graph = load_model(options.model, import_options);
+  Program program =
+      compile_model(*graph, variant == "fused", options.passes, codegen_options).program;
+  const double compile_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const size_t steps = program.steps.size();
+  progress.stage("loading " + variant + " onto the GPU");
+  Session session = Session::load(std::move(program));
+  if (!report.contains("device")) report["device"] = session.device_description();
+  progress.stage("running " + variant + " (" + std::to_string(steps) + " kernel launches)");
+  const std::vector<Tensor> outputs = session.run(inputs);
+
+  nlohmann::json entry;
+  entry["kernel_launches"] = steps;
+  entry["compile_seconds"] = compile_seconds;
+  double worst_cosine = 1.0, max_abs = 0.0, max_rel = 0.0;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const Comparison comparison =
+        compare_tensors(outputs[i].converted(expected[i].dtype()), expected[i], Tolerance{});
+    worst_cosine = std::min(worst_cosine, comparison.cosine);
+    max_abs = std::max(max_abs, comparison.max_abs_error);
+    max_rel = std::max(max_rel, comparison.max_rel_error);
+  }
+  entry["max_abs_error"] = max_abs;
+  entry["max_rel_error"] = max_rel;
+  entry["cosine"] = worst_cosine;
+  progress.stage("timing " + variant + " (" + std::to_string(options.warmup) + " + " +
+                 std::to_string(options.iterations) + " CUDA-graph replays)");
+  const std::vector<float> times = session.time(options.iterations, options.warmup);
+  entry["median_ms"] = percentile(times, 0.5);
+  entry["p90_ms"] = percentile(times, 0.9);
+  return entry;
+}
 
 int run_bench(const BenchOptions& options) {
+  for (const std::string& variant : options.compare) {
+    if (variant != "fused" && variant != "unfused") {
+      throw InputError("--compare '" + variant + "': variants are unfused and fused");
+    }
+  }
   require_cuda_device();
+  Progress progress = Progress::on_stderr("kiln bench: ", options.progress);
   onnx_import::ImportOptions import_options;
   import_options.input_shapes = parse_input_shapes(options.input_shapes);
   const std::unique_ptr<Graph> reference_graph = load_model(options.model, import_options);
@@ -77,62 +136,41 @@ int run_bench(const BenchOptions& options) {
       options.inputs.empty()
           ? random_inputs(*reference_graph)
           : order_inputs(graph_signature(*reference_graph), read_input_files(options.inputs));
-  status("CPU reference run");
+  progress.stage("CPU reference run");
   const std::vector<Tensor> expected = run_reference(*reference_graph, inputs);
 
-  codegen::CodegenOptions codegen_options;
-  codegen_options.archs = {codegen::native_arch()};
   nlohmann::json report;
   report["model"] = options.model;
   report["precision"] = options.passes.precision.precision;
   report["iterations"] = options.iterations;
   double baseline_ms = 0;
+  bool any_failed = false;
   std::vector<std::string> rows;
   for (const std::string& variant : options.compare) {
-    if (variant != "fused" && variant != "unfused") {
-      throw InputError("--compare '" + variant + "': variants are unfused and fused");
+    // A variant that fails (an op the GPU backend does not generate, a kernel NVRTC rejects) is
+    // reported in its row and the JSON; the other variants still run.
+    try {
+      nlohmann::json entry =
+          bench_variant(variant, options, import_options, inputs, expected, progress, report);
+      const double median = entry["median_ms"].get<double>();
+      if (baseline_ms == 0) baseline_ms = median;
+      entry["speedup"] = baseline_ms / median;
+      rows.push_back(fmt::format(
+          "{:<8} {:>8} {:>10.4f} {:>10.4f} {:>8.2f}x {:>11.3g} {:>11.3g} {:>10.6f}", variant,
+          entry["kernel_launches"].get<size_t>(), median, entry["p90_ms"].get<double>(),
+          baseline_ms / median, entry["max_abs_error"].get<double>(),
+          entry["max_rel_error"].get<double>(), entry["cosine"].get<double>()));
+      report[variant] = std::move(entry);
+    } catch (const std::exception& error) {
+      any_failed = true;
+      report[variant] = {{"error", error.what()}};
+      std::cerr << "kiln bench: " << variant << " failed: " << error.what() << "\n";
+      rows.push_back(fmt::format("{:<8} failed: {}", variant, error.what()));
     }
-    status("compiling " + variant);
-    const auto start = std::chrono::steady_clock::now();
-    std::unique_ptr<Graph> graph = load_model(options.model, import_options);
-    Program program =
-        compile_model(*graph, variant == "fused", options.passes, codegen_options).program;
-    const double compile_seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    const size_t steps = program.steps.size();
-    Session session = Session::load(std::move(program));
-    if (!report.contains("device")) report["device"] = session.device_description();
-    status("running " + variant + " (" + std::to_string(steps) + " kernel launches)");
-    const std::vector<Tensor> outputs = session.run(inputs);
-
-    nlohmann::json entry;
-    entry["kernel_launches"] = steps;
-    entry["compile_seconds"] = compile_seconds;
-    double worst_cosine = 1.0, max_abs = 0.0, max_rel = 0.0;
-    for (size_t i = 0; i < outputs.size(); ++i) {
-      const Comparison comparison =
-          compare_tensors(outputs[i].converted(expected[i].dtype()), expected[i], Tolerance{});
-      worst_cosine = std::min(worst_cosine, comparison.cosine);
-      max_abs = std::max(max_abs, comparison.max_abs_error);
-      max_rel = std::max(max_rel, comparison.max_rel_error);
-    }
-    entry["max_abs_error"] = max_abs;
-    entry["max_rel_error"] = max_rel;
-    entry["cosine"] = worst_cosine;
-    status("timing " + variant);
-    const std::vector<float> times = session.time(options.iterations, options.warmup);
-    const double median = percentile(times, 0.5);
-    entry["median_ms"] = median;
-    entry["p90_ms"] = percentile(times, 0.9);
-    if (baseline_ms == 0) baseline_ms = median;
-    entry["speedup"] = baseline_ms / median;
-    report[variant] = entry;
-    rows.push_back(
-        fmt::format("{:<8} {:>8} {:>10.4f} {:>10.4f} {:>8.2f}x {:>11.3g} {:>11.3g} {:>10.6f}",
-                    variant, steps, median, entry["p90_ms"].get<double>(), baseline_ms / median,
-                    max_abs, max_rel, worst_cosine));
   }
-  std::cout << fmt::format("{} on {}, {}\n", options.model, report["device"].get<std::string>(),
+  const std::string device =
+      report.contains("device") ? report["device"].get<std::string>() : std::string("the GPU");
+  std::cout << fmt::format("{} on {}, {}\n", options.model, device,
                            options.passes.precision.precision);
   std::cout << fmt::format("{:<8} {:>8} {:>10} {:>10} {:>9} {:>11} {:>11} {:>10}\n", "variant",
                            "kernels", "median ms", "p90 ms", "speedup", "max abs", "max rel",
@@ -142,7 +180,7 @@ int run_bench(const BenchOptions& options) {
     std::ofstream file(options.json_path);
     if (!(file << report.dump(2) << "\n")) throw InputError(options.json_path + ": cannot write");
   }
-  return 0;
+  return any_failed ? 1 : 0;
 }
 
 }  // namespace
@@ -163,6 +201,9 @@ void add_bench_command(CLI::App& parent, int& exit_code) {
   command->add_option("--warmup", options->warmup, "Untimed replays first (default 20)")
       ->check(CLI::NonNegativeNumber);
   command->add_option("--json", options->json_path, "Write the figures as JSON");
+  command->add_flag("--progress", options->progress,
+                    "Show progress on stderr (stages, a bar of kernels compiled) even when "
+                    "stderr is not a terminal (it is shown on a terminal anyway)");
   add_pass_options(*command, options->passes);
   command->callback([options, &exit_code] { exit_code = run_bench(*options); });
 }

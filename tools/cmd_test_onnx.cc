@@ -12,6 +12,12 @@
 // passes when its cosine similarity to the expected one is at least --min-cosine and its NaN and
 // infinities sit where expected's do; integer and bool outputs, and every output in fp32 and
 // tf32, keep the atol/rtol rule (looser by default in tf32: tf32_tolerance()).
+//
+// --device gpu runs each case on this machine's GPU instead of the reference interpreter: the
+// pass pipeline to the fused stage (with --precision's mixed precision), then lowering, NVRTC
+// and the runtime Session (tools/gpu_runner.h), judged by the same rules. A case with a kernel
+// the GPU backend does not generate is UNSUPPORTED. Without a CUDA device it stops before any
+// case with the error "no CUDA device" (exit 2).
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
@@ -34,8 +40,10 @@
 #include "onnx/onnx.pb.h"
 #include "passes/pipeline.h"
 #include "runtime/reference_interpreter.h"
+#include "runtime/session.h"
 #include "tools/commands.h"
 #include "tools/compare.h"
+#include "tools/gpu_runner.h"
 #include "tools/pass_options.h"
 
 namespace kiln::tools {
@@ -48,6 +56,7 @@ struct TestOnnxOptions {
   std::vector<std::string> expected_failures_files;
   std::optional<double> atol, rtol;  // unset: the precision's default
   PrecisionOptions precision;
+  std::string device = "cpu";
   double min_cosine = 0.999;
   bool quiet = false;
 };
@@ -185,14 +194,6 @@ std::unique_ptr<Graph> import_for_data_set(const fs::path& model_path,
   }
 }
 
-// The backend tests compute 16-bit expected outputs in their own order of operations, so results
-// may differ by a rounding step: for f16 and bf16 outputs the tolerance is at least two units in
-// the last place of the format (rtol and atol 2^-10 for f16, 2^-7 for bf16).
-Tolerance tolerance_for(DType dtype, Tolerance tolerance) {
-  const double two_ulps = dtype == DType::kF16 ? 0x1p-10 : dtype == DType::kBF16 ? 0x1p-7 : 0.0;
-  return {std::max(tolerance.atol, two_ulps), std::max(tolerance.rtol, two_ulps)};
-}
-
 // `tensor` in `dtype` when both are float dtypes, else as it is. With --io-precision the graph
 // takes and gives float values in the 16-bit dtype: the data set's f32 inputs are rounded to it,
 // and the outputs are widened back (exactly) to be judged.
@@ -207,7 +208,7 @@ std::string judge_output(const Tensor& got, const Tensor& want, const Judge& jud
   const bool by_cosine = judge.float_outputs_by_cosine && is_float(want.dtype());
   // Judged by cosine, the element rule only checks where NaN and infinities are.
   const Tolerance tolerance = by_cosine ? Tolerance{std::numeric_limits<double>::infinity(), 0.0}
-                                        : tolerance_for(got.dtype(), judge.tolerance);
+                                        : tolerance_for_dtype(got.dtype(), judge.tolerance);
   const Comparison comparison = compare_tensors(got, want, tolerance);
   errors.max_abs = std::max(errors.max_abs, comparison.max_abs_error);
   errors.max_rel = std::max(errors.max_rel, comparison.max_rel_error);
@@ -225,9 +226,29 @@ std::string judge_output(const Tensor& got, const Tensor& want, const Judge& jud
   return "";
 }
 
-// Runs every data set of one case; returns "" when all outputs pass, else what differed.
+// The GPU backend refusing a kernel of a case (lowering's UnsupportedError): the case is
+// UNSUPPORTED on the GPU even when the importer supports all of its ops.
+class GpuBackendRefusal : public UnsupportedError {
+ public:
+  using UnsupportedError::UnsupportedError;
+};
+
+std::vector<Tensor> run_graph_on_gpu(const Graph& fused_graph, const std::vector<Tensor>& inputs) {
+  Program program;
+  try {
+    program = compile_for_this_gpu(fused_graph);
+  } catch (const UnsupportedError& error) {
+    throw GpuBackendRefusal(error.what());
+  }
+  return run_on_gpu(std::move(program), inputs);
+}
+
+// Runs every data set of one case on `device`; returns "" when all outputs pass, else what
+// differed.
 std::string run_case(const fs::path& case_dir, const ModelFacts& facts,
-                     const PrecisionOptions& precision, const Judge& judge, CaseErrors& errors) {
+                     const PrecisionOptions& precision, const std::string& device,
+                     const Judge& judge, CaseErrors& errors) {
+  const bool on_gpu = device == "gpu";
   std::vector<fs::path> data_sets;
   for (const fs::directory_entry& entry : fs::directory_iterator(case_dir)) {
     if (entry.path().filename().string().starts_with("test_data_set_")) data_sets.push_back(entry);
@@ -238,7 +259,7 @@ std::string run_case(const fs::path& case_dir, const ModelFacts& facts,
   for (const fs::path& data_dir : data_sets) {
     const std::map<std::string, Tensor> inputs = read_data_set_inputs(data_dir, facts.input_names);
     const std::unique_ptr<Graph> graph = import_for_data_set(case_dir / "model.onnx", inputs);
-    if (precision.requested()) {
+    if (precision.requested() || on_gpu) {
       PassOptions pass_options;
       pass_options.precision = precision;
       run_pipeline(*graph, passes::default_pipeline(passes::Stage::kFused), pass_options);
@@ -249,7 +270,8 @@ std::string run_case(const fs::path& case_dir, const ModelFacts& facts,
       const Tensor& given = inputs.at(input->name());
       graph_inputs.push_back(retyped_io ? as_float_dtype(given, input->type().dtype) : given);
     }
-    const std::vector<Tensor> outputs = run_reference(*graph, graph_inputs);
+    const std::vector<Tensor> outputs =
+        on_gpu ? run_graph_on_gpu(*graph, graph_inputs) : run_reference(*graph, graph_inputs);
     for (size_t k = 0; k < outputs.size(); ++k) {
       const fs::path expected_file = data_dir / fmt::format("output_{}.pb", k);
       if (!fs::exists(expected_file)) continue;  // an optional output the test does not check
@@ -276,13 +298,16 @@ CaseResult test_case(const fs::path& case_dir, const TestOnnxOptions& options, c
     const ModelFacts facts = read_model_facts(case_dir / "model.onnx");
     supported_ops = facts.all_ops_supported;
     CaseErrors errors;
-    const std::string mismatch = run_case(case_dir, facts, options.precision, judge, errors);
+    const std::string mismatch =
+        run_case(case_dir, facts, options.precision, options.device, judge, errors);
     const std::string cosine =
         judge.float_outputs_by_cosine ? fmt::format("cosine {:.6f}, ", errors.min_cosine) : "";
     result = mismatch.empty()
                  ? CaseResult{Outcome::kPass, fmt::format("{}max abs {:.3g}, max rel {:.3g}",
                                                           cosine, errors.max_abs, errors.max_rel)}
                  : CaseResult{Outcome::kFail, mismatch};
+  } catch (const GpuBackendRefusal& error) {
+    result = {Outcome::kUnsupported, std::string("GPU backend: ") + error.what()};
   } catch (const UnsupportedError& error) {
     result = {supported_ops ? Outcome::kFail : Outcome::kUnsupported, error.what()};
   } catch (const InputError& error) {
@@ -301,6 +326,7 @@ CaseResult test_case(const fs::path& case_dir, const TestOnnxOptions& options, c
 }
 
 int run_test_onnx(const TestOnnxOptions& options) {
+  if (options.device == "gpu") require_cuda_device();
   const std::vector<fs::path> cases = find_cases(options.dirs);
   std::map<std::string, std::string> expected_failures;
   for (const std::string& path : options.expected_failures_files) {
@@ -357,6 +383,11 @@ void add_test_onnx_command(CLI::App& parent, int& exit_code) {
   command->add_option("--rtol", options->rtol,
                       "Relative tolerance (default 1e-3; 1e-2 with --precision tf32)");
   add_precision_options(*command, options->precision);
+  command
+      ->add_option("--device", options->device,
+                   "cpu (the reference interpreter, the default) or gpu (compiled for this "
+                   "machine's GPU and run there)")
+      ->check(CLI::IsMember({"cpu", "gpu"}));
   command->add_option("--min-cosine", options->min_cosine,
                       "With --precision fp16 or bf16: the least cosine similarity of a float "
                       "output to the expected one (default 0.999)");

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace kiln::tools {
@@ -16,6 +17,11 @@ std::string Comparison::summary() const {
                         first_mismatch);
   }
   return text;
+}
+
+Tolerance tolerance_for_dtype(DType dtype, Tolerance tolerance) {
+  const double two_ulps = dtype == DType::kF16 ? 0x1p-10 : dtype == DType::kBF16 ? 0x1p-7 : 0.0;
+  return {std::max(tolerance.atol, two_ulps), std::max(tolerance.rtol, two_ulps)};
 }
 
 Comparison compare_tensors(const Tensor& got, const Tensor& want, const Tolerance& tolerance) {

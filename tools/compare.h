@@ -27,6 +27,11 @@ struct Comparison {
   std::string summary() const;
 };
 
+// `tolerance` raised, for f16 and bf16 results, to at least two units in the last place of the
+// format (atol and rtol 2^-10 for f16, 2^-7 for bf16): 16-bit results computed in another order
+// of operations may differ by a rounding step. Other dtypes keep it as it is.
+Tolerance tolerance_for_dtype(DType dtype, Tolerance tolerance);
+
 Comparison compare_tensors(const Tensor& got, const Tensor& want, const Tolerance& tolerance);
 
 }  // namespace kiln::tools

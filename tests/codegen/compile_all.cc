@@ -2,12 +2,14 @@
 // compiles each distinct kernel with NVRTC for the target archs, in one parallel batch, with a
 // fresh kernel cache so that every kernel really compiles. The ctest of label codegen.
 //
-//   kiln_compile_all_kernels [--arch sm_80,sm_90] [--node-tests DIR] [MODEL.onnx...]
+//   kiln_compile_all_kernels [--arch sm_80,sm_90] [--precisions fp32,fp16,...]
+//                            [--node-tests DIR] [MODEL.onnx...]
 //
 // Node tests lower strictly: a case that kiln cannot import, or whose graph has a kernel the
 // GPU backend does not generate (UnsupportedError), is counted and left out. Models lower with
 // CodegenOptions::skip_unsupported, so their supported kernels compile even where another is
-// refused; the skipped kernel nodes are counted per op.
+// refused; the skipped kernel nodes are counted per op. Each model lowers once per precision of
+// --precisions (the mixed-precision pass; default fp32), so 16-bit kernels compile too.
 // Prints the figures; exits 1 when anything fails that is not a known refusal (a kernel NVRTC
 // rejects, an internal error).
 #include <fmt/format.h>
@@ -45,9 +47,10 @@ void take_kernels(Batch& batch, const Program& program, const std::string& owner
   }
 }
 
-void to_fused_stage(Graph& graph) {
+void to_fused_stage(Graph& graph, passes::Precision precision = passes::Precision::kFP32) {
   passes::PassContext context;
   context.verify_each = true;
+  context.precision = precision;
   passes::run_passes(graph, passes::default_pipeline(passes::Stage::kFused), context);
 }
 
@@ -96,23 +99,25 @@ void lower_node_tests(const fs::path& dir, const codegen::CodegenOptions& option
       cases, not_imported, lowered, refused_total, reasons);
 }
 
-void lower_model(const std::string& path, codegen::CodegenOptions options, Batch& batch) {
+void lower_model(const std::string& path, const std::string& precision,
+                 codegen::CodegenOptions options, Batch& batch) {
   options.skip_unsupported = true;
+  const std::string name = fmt::format("{} ({})", path, precision);
   try {
     const std::unique_ptr<Graph> graph = onnx_import::import_onnx_file(path);
-    to_fused_stage(*graph);
+    to_fused_stage(*graph, passes::parse_precision(precision));
     codegen::LoweringReport report;
     const Program program = codegen::lower_graph(*graph, options, &report);
-    take_kernels(batch, program, fs::path(path).filename().string());
+    take_kernels(batch, program, fs::path(name).filename().string());
     std::map<std::string, int> skipped;
     for (const std::string& entry : report.skipped) ++skipped[entry.substr(0, entry.find(' '))];
     std::string list;
     for (const auto& [op, count] : skipped) list += fmt::format(" {} {}", op, count);
     std::cout << fmt::format("{}: {} steps, {} distinct kernels; {} kernel nodes skipped:{}\n",
-                             path, program.steps.size(), program.kernels.size(),
+                             name, program.steps.size(), program.kernels.size(),
                              report.skipped.size(), list);
   } catch (const std::exception& error) {
-    std::cout << "FAIL " << path << ": " << error.what() << "\n";
+    std::cout << "FAIL " << name << ": " << error.what() << "\n";
     ++batch.failures;
   }
 }
@@ -139,16 +144,22 @@ void compile_batch(Batch& batch, const codegen::CodegenOptions& options) {
 int run(int argc, char** argv) {
   codegen::CodegenOptions options;
   std::string node_tests;
-  std::vector<std::string> models;
+  std::vector<std::string> models, precisions = {"fp32"};
+  const auto split = [](std::string list) {
+    std::vector<std::string> items;
+    while (!list.empty()) {
+      const size_t comma = list.find(',');
+      items.push_back(list.substr(0, comma));
+      list = comma == std::string::npos ? "" : list.substr(comma + 1);
+    }
+    return items;
+  };
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--arch" && i + 1 < argc) {
-      options.archs.clear();
-      for (std::string list = argv[++i]; !list.empty();) {
-        const size_t comma = list.find(',');
-        options.archs.push_back(list.substr(0, comma));
-        list = comma == std::string::npos ? "" : list.substr(comma + 1);
-      }
+      options.archs = split(argv[++i]);
+    } else if (arg == "--precisions" && i + 1 < argc) {
+      precisions = split(argv[++i]);
     } else if (arg == "--node-tests" && i + 1 < argc) {
       node_tests = argv[++i];
     } else {
@@ -162,7 +173,9 @@ int run(int argc, char** argv) {
 
   Batch batch;
   if (!node_tests.empty()) lower_node_tests(node_tests, options, batch);
-  for (const std::string& model : models) lower_model(model, options, batch);
+  for (const std::string& model : models) {
+    for (const std::string& precision : precisions) lower_model(model, precision, options, batch);
+  }
   compile_batch(batch, options);
   fs::remove_all(options.cache_dir);
   std::cout << (batch.failures ? fmt::format("{} failures\n", batch.failures) : "ok\n");

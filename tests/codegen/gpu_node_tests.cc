@@ -1,6 +1,7 @@
 // kiln_gpu_node_tests: runs every ONNX node test that the GPU backend lowers on this machine's
-// GPU: import, the pass pipeline to the fused stage, lowering, NVRTC for this GPU's arch, the
-// memory planner, then the runtime Session; each output is compared with the expected one as
+// GPU: import, the pass pipeline to the fused stage, then lowering, NVRTC for this GPU's arch,
+// the memory planner and the runtime Session (tools/gpu_runner.h, as kiln test-onnx --device gpu
+// runs them); each output is compared with the expected one as
 // kiln test-onnx does (|got - want| <= atol + rtol * |want|, atol 1e-4, rtol 1e-3, at least two
 // units in the last place for f16 and bf16 outputs). The ctest of label gpu.
 //
@@ -16,22 +17,18 @@
 // device: it prints "no CUDA device: skipped" and never passes without running.
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <limits>
 #include <string>
 #include <vector>
 
-#include "codegen/compile_program.h"
-#include "codegen/lower.h"
-#include "codegen/native_arch.h"
 #include "ir/error.h"
 #include "passes/pipeline.h"
-#include "runtime/memory_plan.h"
 #include "runtime/session.h"
 #include "tests/codegen/node_test_cases.h"
 #include "tools/compare.h"
+#include "tools/gpu_runner.h"
 
 namespace kiln::testing {
 namespace {
@@ -49,20 +46,13 @@ struct Options {
   bool quiet = false;
 };
 
-// test-onnx's tolerance: 16-bit outputs get at least two units in the last place.
-tools::Tolerance tolerance_for(DType dtype) {
-  const double two_ulps = dtype == DType::kF16 ? 0x1p-10 : dtype == DType::kBF16 ? 0x1p-7 : 0.0;
-  const tools::Tolerance fp32;
-  return {std::max(fp32.atol, two_ulps), std::max(fp32.rtol, two_ulps)};
-}
-
 // "" when `got` matches `want`: by the tolerance, or (16-bit precision, float outputs) by cosine
 // similarity with NaN and infinities in place.
 std::string judge(const Tensor& got, const Tensor& want, bool by_cosine) {
   by_cosine = by_cosine && is_float(want.dtype());
   const tools::Tolerance tolerance =
       by_cosine ? tools::Tolerance{std::numeric_limits<double>::infinity(), 0.0}
-                : tolerance_for(want.dtype());
+                : tools::tolerance_for_dtype(want.dtype(), tools::Tolerance{});
   const tools::Comparison comparison = tools::compare_tensors(got, want, tolerance);
   if (!comparison.problem.empty()) return comparison.problem;
   if (!comparison.ok) return comparison.summary();
@@ -71,17 +61,13 @@ std::string judge(const Tensor& got, const Tensor& want, bool by_cosine) {
 }
 
 // Compiles and runs one case; returns "" when every output matches, else what went wrong.
-std::string run_case(NodeTestCase& test_case, const codegen::CodegenOptions& options,
-                     bool by_cosine) {
-  Program program = codegen::lower_graph(*test_case.graph, options);
-  codegen::compile_program(program, options);
-  plan_memory(program);
+std::string run_case(NodeTestCase& test_case, bool by_cosine) {
+  Program program = tools::compile_for_this_gpu(*test_case.graph);
   std::vector<Tensor> inputs;
-  for (int buffer : program.inputs) {
-    inputs.push_back(test_case.inputs.at(program.buffers[buffer].name));
+  for (const Value* input : test_case.graph->inputs()) {
+    inputs.push_back(test_case.inputs.at(input->name()));
   }
-  Session session = Session::load(std::move(program));
-  const std::vector<Tensor> outputs = session.run(inputs);
+  const std::vector<Tensor> outputs = tools::run_on_gpu(std::move(program), inputs);
   std::string problems;
   for (size_t k = 0; k < outputs.size() && k < test_case.expected.size(); ++k) {
     const std::string problem = judge(outputs[k], test_case.expected[k], by_cosine);
@@ -99,8 +85,6 @@ int run(const Options& options) {
     std::cout << "no CUDA device: skipped (" << error.what() << ")\n";
     return kSkipExitCode;
   }
-  codegen::CodegenOptions codegen_options;
-  codegen_options.archs = {codegen::native_arch()};
   int passed = 0, failed = 0, skipped = 0;
   for (const fs::path& case_dir : find_node_test_cases(options.node_tests)) {
     const std::string name = case_dir.filename().string();
@@ -118,7 +102,7 @@ int run(const Options& options) {
       context.precision = passes::parse_precision(options.precision);
       passes::run_passes(*test_case.graph, passes::default_pipeline(passes::Stage::kFused),
                          context);
-      problem = run_case(test_case, codegen_options, options.precision != "fp32");
+      problem = run_case(test_case, options.precision != "fp32");
     } catch (const UnsupportedError&) {
       ++skipped;
       continue;

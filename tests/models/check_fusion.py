@@ -15,13 +15,13 @@ Run with the interpreter that has numpy (ctest does this):
 Exit status: 0 pass, 1 mismatch or a failed step.
 """
 import argparse
-import glob
 import json
 import os
 import subprocess
 import sys
 
-from run_model_test import StepFailed, compare_outputs, export_if_needed, run_step
+from run_model_test import (StepFailed, clear_outputs, compare_outputs, export_if_needed,
+                            input_arguments, run_step)
 
 
 def kernel_counts(kiln, model_path):
@@ -37,13 +37,9 @@ def kernel_counts(kiln, model_path):
 
 def run_stage(kiln, model_path, model_dir, stage):
     got_dir = os.path.join(model_dir, f"got_{stage}")
-    for stale in glob.glob(os.path.join(got_dir, "*.npy")):
-        os.remove(stale)
+    clear_outputs(got_dir)
     command = [kiln, "run", model_path, "--device", "cpu", "--stage", stage,
-               "--output-dir", got_dir]
-    for input_path in sorted(glob.glob(os.path.join(model_dir, "inputs", "*.npy"))):
-        name = os.path.splitext(os.path.basename(input_path))[0]
-        command += ["--input", f"{name}={input_path}"]
+               "--output-dir", got_dir, *input_arguments(model_dir)]
     run_step(f"kiln run --stage {stage}", command)
     return got_dir
 

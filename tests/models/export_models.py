@@ -14,6 +14,7 @@ a realistic range through the deep networks. The BERT-style encoder is written h
 the ViT is torchvision's VisionTransformer, scaled down.
 """
 import argparse
+import inspect
 import math
 import os
 import time
@@ -143,15 +144,11 @@ def make_bert():
             ["last_hidden_state", "pooler_output"])
 
 
-def make_vit():
-    """torchvision's ViT: ViT-B/16's image, patch and head sizes and MLP ratio; 4 layers of 256."""
-    hidden = 256
-    model = torchvision.models.vision_transformer.VisionTransformer(
-        image_size=224, patch_size=16, num_layers=4, num_heads=4, hidden_dim=hidden,
-        mlp_dim=4 * hidden, num_classes=1000)
-    # torchvision sets some parameters to constants: a zero head (hence all-equal logits), a zero
-    # class token, zero attention and patch-embedding biases, LayerNorms of ones and zeros.
-    # Randomize each, so that every parameter shows in the logits.
+def randomize_vit_parameters(model):
+    """torchvision sets some of a VisionTransformer's parameters to constants: a zero head (hence
+    all-equal logits), a zero class token, zero attention and patch-embedding biases, LayerNorms
+    of ones and zeros. Randomizes each, so that every parameter shows in the logits."""
+    hidden = model.hidden_dim
     with torch.no_grad():
         nn.init.normal_(model.class_token, std=0.02)  # the scale of the position embedding
         nn.init.normal_(model.conv_proj.bias, std=0.02)
@@ -164,6 +161,15 @@ def make_vit():
             elif isinstance(module, nn.LayerNorm):
                 module.weight.uniform_(0.5, 1.5)
                 module.bias.normal_(0.0, 0.1)
+
+
+def make_vit():
+    """torchvision's ViT: ViT-B/16's image, patch and head sizes and MLP ratio; 4 layers of 256."""
+    hidden = 256
+    model = torchvision.models.vision_transformer.VisionTransformer(
+        image_size=224, patch_size=16, num_layers=4, num_heads=4, hidden_dim=hidden,
+        mlp_dim=4 * hidden, num_classes=1000)
+    randomize_vit_parameters(model)
     image = torch.randn(1, 3, 224, 224)
     return model, {"input": image}, ["logits"]
 
@@ -181,13 +187,17 @@ def export(name, work_dir):
     model, inputs, output_names = MODELS[name]()
     model.eval()
     path = os.path.join(work_dir, f"{name}.onnx")
+    # torch 2 defaults to its newer exporter from 2.9 on; the TorchScript one (dynamo=False) makes
+    # the same graphs as torch 1.13's, so the tests see one export whichever torch runs them.
+    version_options = ({"dynamo": False}
+                       if "dynamo" in inspect.signature(torch.onnx.export).parameters else {})
     torch.onnx.export(
         model, tuple(inputs.values()), path,
         opset_version=OPSET,
         input_names=list(inputs), output_names=output_names,
         # PRESERVE (with the model in eval mode) keeps BatchNormalization nodes for kiln to fold.
         training=torch.onnx.TrainingMode.PRESERVE,
-        do_constant_folding=False)
+        do_constant_folding=False, **version_options)
     input_dir = os.path.join(work_dir, name, "inputs")
     os.makedirs(input_dir, exist_ok=True)
     for input_name, tensor in inputs.items():

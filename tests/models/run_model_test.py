@@ -90,6 +90,21 @@ def reference_if_needed(args, model_path, model_dir):
                     [sys.executable, REFERENCE_SCRIPT, args.work_dir, args.model])
 
 
+def input_arguments(model_dir):
+    """`--input NAME=FILE.npy` for each of the model's exported inputs, for kiln run."""
+    arguments = []
+    for input_path in sorted(glob.glob(os.path.join(model_dir, "inputs", "*.npy"))):
+        input_name = os.path.splitext(os.path.basename(input_path))[0]
+        arguments += ["--input", f"{input_name}={input_path}"]
+    return arguments
+
+
+def clear_outputs(got_dir):
+    """Removes a previous run's outputs, so that a kiln that writes nothing cannot pass."""
+    for stale in glob.glob(os.path.join(got_dir, "*.npy")):
+        os.remove(stale)
+
+
 def output_pairs(expected_dir, got_dir):
     """(name, want, got) in float64 for each expected output; prints the missing and misshapen
     ones and returns (pairs, whether all outputs are there in the expected shapes)."""
@@ -156,22 +171,48 @@ def compare_by_cosine(expected_dir, got_dir, min_cosine):
     return all_ok
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def compare_at_precision(title, expected_dir, got_dir, args):
+    """compare_outputs with args.atol and args.rtol for args.precision fp32, else
+    compare_by_cosine with args.min_cosine; prints the rule after `title`."""
+    if args.precision == "fp32":
+        print(f"{title} (atol {args.atol:g}, rtol {args.rtol:g}):")
+        return compare_outputs(expected_dir, got_dir, args.atol, args.rtol)
+    print(f"{title} ({args.precision}, cosine at least {args.min_cosine:g}):")
+    return compare_by_cosine(expected_dir, got_dir, args.min_cosine)
+
+
+def report_verdict(name, timings, passed):
+    """Prints the steps' timings and PASS or FAIL `name`; returns the exit status."""
+    print("timings: " + ", ".join(f"{step} {seconds:.2f} s" for step, seconds in timings.items()
+                                  if seconds is not None))
+    print(f"{'PASS' if passed else 'FAIL'} {name}")
+    return 0 if passed else 1
+
+
+def model_test_parser(description):
+    """The arguments every model test takes: the model, kiln, the work directory, the export's
+    interpreter, --precision and the pass bar (--atol, --rtol, --min-cosine)."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("model")
     parser.add_argument("--kiln", required=True, help="the kiln binary")
     parser.add_argument("--work-dir", required=True, help="where models and data are cached")
     parser.add_argument("--torch-python", default="/usr/bin/python3",
                         help="an interpreter with torch and torchvision, for the export")
-    parser.add_argument("--stage", default="imported", choices=["imported", "optimized", "fused"],
-                        help="kiln run --stage: the imported graph, or after the pass pipeline")
+    parser.add_argument("--precision", default="fp32", choices=["fp32", "fp16", "bf16"],
+                        help="kiln --precision (fp16, bf16: judged by cosine similarity instead "
+                             "of atol/rtol)")
     parser.add_argument("--atol", type=float, default=1e-4)
     parser.add_argument("--rtol", type=float, default=1e-3)
-    parser.add_argument("--precision", default="fp32", choices=["fp32", "fp16", "bf16"],
-                        help="kiln run --precision (fp16, bf16: at the fused stage, judged by "
-                             "cosine similarity instead of atol/rtol)")
     parser.add_argument("--min-cosine", type=float, default=0.999,
                         help="with --precision fp16 or bf16, the least cosine per output")
+    return parser
+
+
+def main():
+    parser = model_test_parser(__doc__.splitlines()[0])
+    parser.add_argument("--stage", default="imported", choices=["imported", "optimized", "fused"],
+                        help="kiln run --stage: the imported graph, or after the pass pipeline "
+                             "(--precision fp16 and bf16 need fused)")
     args = parser.parse_args()
     sixteen_bit = args.precision != "fp32"
     if sixteen_bit and args.stage != "fused":
@@ -187,13 +228,9 @@ def main():
     try:
         timings["export"] = export_if_needed(args, model_path, model_dir)
         timings["onnxruntime"] = reference_if_needed(args, model_path, model_dir)
-        for stale in glob.glob(os.path.join(got_dir, "*.npy")):
-            os.remove(stale)
-        command = [args.kiln, "run", model_path, "--device", "cpu", "--stage", args.stage]
-        for input_path in sorted(glob.glob(os.path.join(model_dir, "inputs", "*.npy"))):
-            input_name = os.path.splitext(os.path.basename(input_path))[0]
-            command += ["--input", f"{input_name}={input_path}"]
-        command += ["--output-dir", got_dir]
+        clear_outputs(got_dir)
+        command = [args.kiln, "run", model_path, "--device", "cpu", "--stage", args.stage,
+                   *input_arguments(model_dir), "--output-dir", got_dir]
         if sixteen_bit:
             command += ["--precision", args.precision]
         else:
@@ -202,23 +239,11 @@ def main():
         timings["kiln"], kiln_status = run_command(command)
         if kiln_status != 0:
             print(f"kiln run failed (exit status {kiln_status})")
-        if sixteen_bit:
-            print(f"comparison ({args.precision} against fp32, "
-                  f"cosine at least {args.min_cosine:g}):")
-            outputs_ok = compare_by_cosine(expected_dir, got_dir, args.min_cosine)
-        else:
-            print(f"comparison (atol {args.atol:g}, rtol {args.rtol:g}):")
-            outputs_ok = compare_outputs(expected_dir, got_dir, args.atol, args.rtol)
+        outputs_ok = compare_at_precision("comparison", expected_dir, got_dir, args)
     except StepFailed as failure:
         print(f"FAIL {args.model}: {failure}")
         return 1
-    print("timings: " + ", ".join(f"{step} {seconds:.2f} s" for step, seconds in timings.items()
-                                  if seconds is not None))
-    if kiln_status == 0 and outputs_ok:
-        print(f"PASS {args.model}")
-        return 0
-    print(f"FAIL {args.model}")
-    return 1
+    return report_verdict(args.model, timings, kiln_status == 0 and outputs_ok)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 // Tests of the pooling and attention emitters through lowering (codegen/pool_emitter.h,
 // codegen/attention_emitter.h): launch geometry, kernels that compile with NVRTC for sm_80 and
-// sm_90, max_pool_with_indices writing both results from one kernel, and the refusal of an
-// attention row that does not fit in shared memory. The emitted text is checked by
+// sm_90, max_pool_with_indices writing both results from one kernel, tiled attention on tensor
+// cores (16-bit) and CUDA cores (f32): grid, warps, one or two passes; the f64 row kernel and
+// its refusal of a row that does not fit in shared memory. The emitted text is checked by
 // tests/codegen/pool_attention_kernels.kir; results on a GPU by gpu_node_tests.
 #include <gtest/gtest.h>
 
@@ -32,30 +33,36 @@ void compile_for_sm80_and_sm90(Program& program) {
   }
 }
 
-// Attention over `keys` keys of head size 64: [1, 2, 16, 64] queries.
-std::string attention_graph(int keys) {
-  const std::string k = std::to_string(keys);
-  return "graph @g(%q: f32[1,2,16,64], %k: f32[1,2,64," + k + "], %v: f32[1,2," + k +
-         ",64]) -> (f32[1,2,16,64]) {\n"
-         "  %0 = fusion.attention(%q, %k, %v) {\n"
-         "    ^(%a: f32[1,2,16,64], %b: f32[1,2,64," +
-         k + "], %c: f32[1,2," + k +
-         ",64]):\n"
-         "    %scale = const f32[] 0.125\n"
-         "    %s = matmul(%a, %b) : f32[1,2,16," +
-         k +
-         "]\n"
-         "    %t = mul(%s, %scale) : f32[1,2,16," +
-         k +
-         "]\n"
-         "    %p = softmax(%t) {axis=-1} : f32[1,2,16," +
-         k +
-         "]\n"
-         "    %o = matmul(%p, %c) : f32[1,2,16,64]\n"
-         "    yield %o\n"
-         "  } : f32[1,2,16,64] loc(\"/Attention\")\n"
-         "  return %0\n"
-         "}\n";
+// Attention of `dtype` over [batch, heads, queries, 64] queries and `keys` keys of head size 64,
+// scores scaled before the softmax; 16-bit scores are cast to f32 around it (as the mixed
+// precision pass writes it). With `nan_guard`, NaN probabilities become 0 before the cast down
+// (as PyTorch's scaled_dot_product_attention exports).
+std::string attention_graph(int keys, const std::string& dtype = "f32", int batch = 1,
+                            int heads = 2, int queries = 16, bool nan_guard = false) {
+  const std::string prefix =
+      dtype + "[" + std::to_string(batch) + "," + std::to_string(heads) + ",";
+  const std::string q = prefix + std::to_string(queries) + ",64]";
+  const std::string k = prefix + "64," + std::to_string(keys) + "]";
+  const std::string v = prefix + std::to_string(keys) + ",64]";
+  const std::string s = prefix + std::to_string(queries) + "," + std::to_string(keys) + "]";
+  const std::string f = "f32" + s.substr(dtype.size());
+  const bool is_16_bit = dtype == "f16" || dtype == "bf16";
+  return "graph @g(%q: " + q + ", %k: " + k + ", %v: " + v + ") -> (" + q + ") {\n" +
+         "  %0 = fusion.attention(%q, %k, %v) {\n" + "    ^(%a: " + q + ", %b: " + k +
+         ", %c: " + v + "):\n" + "    %scale = const " + dtype + "[] 0.125\n" +
+         "    %s = matmul(%a, %b) : " + s + "\n" + "    %t = mul(%s, %scale) : " + s + "\n" +
+         (!is_16_bit
+              ? "    %p = softmax(%t) {axis=-1} : " + s + "\n"
+              : "    %u = cast(%t) {to=f32} : " + f + "\n" +
+                    "    %w = softmax(%u) {axis=-1} : " + f + "\n" +
+                    (nan_guard ? "    %n = is_nan(%w) : bool" + s.substr(dtype.size()) +
+                                     "\n    %z = const f32[] 0.0\n    %x = where(%n, %z, %w) : " +
+                                     f + "\n"
+                               : "") +
+                    "    %p = cast(" + (nan_guard ? "%x" : "%w") + ") {to=" + dtype + "} : " + s +
+                    "\n") +
+         "    %o = matmul(%p, %c) : " + q + "\n" + "    yield %o\n" + "  } : " + q +
+         " loc(\"/Attention\")\n" + "  return %0\n" + "}\n";
 }
 
 TEST(CodegenPoolAttention, MaxPoolWithIndicesIsOneKernelOfOneThreadPerOutput) {
@@ -70,23 +77,82 @@ graph @g(%x: f32[2,3,9,9]) -> (f32[2,3,4,4], i64[2,3,4,4]) {
   compile_for_sm80_and_sm90(program);
 }
 
-TEST(CodegenPoolAttention, AttentionIsABlockPerQueryRow) {
-  Program program = lower_text(attention_graph(197));
+TEST(CodegenPoolAttention, F64AttentionIsABlockPerQueryRow) {
+  Program program = lower_text(attention_graph(197, "f64"));
   ASSERT_EQ(program.steps.size(), 1u);
   EXPECT_EQ(program.steps[0].grid, (std::array<uint32_t, 3>{32, 1, 1}));  // 2 heads × 16 rows
   EXPECT_EQ(program.steps[0].block, (std::array<uint32_t, 3>{128, 1, 1}));
-  EXPECT_NE(program.kernels[0].source.find("__shared__ float g_p[197];"), std::string::npos)
+  EXPECT_NE(program.kernels[0].source.find("__shared__ double g_p[197];"), std::string::npos)
       << program.kernels[0].source;
   compile_for_sm80_and_sm90(program);
 }
 
-TEST(CodegenPoolAttention, AttentionBeyond48KBOfSharedMemoryIsRefused) {
-  // (64 + 12288 + 4) floats: 49424 bytes.
+TEST(CodegenPoolAttention, F32AttentionIsTiledOnTheCudaCores) {
+  // 2 heads × 16 rows: a block a head, its 4 warps on 8 keys each of every 32-key tile.
+  Program program = lower_text(attention_graph(197));
+  ASSERT_EQ(program.steps.size(), 1u);
+  EXPECT_EQ(program.steps[0].grid, (std::array<uint32_t, 3>{2, 1, 1}));
+  EXPECT_EQ(program.steps[0].block, (std::array<uint32_t, 3>{128, 1, 1}));
+  const std::string& source = program.kernels[0].source;
+  EXPECT_NE(source.find("for (int g_key0 = 0; g_key0 < 197; g_key0 += 32)"), std::string::npos)
+      << source;
+  EXPECT_NE(source.find("const int g_split = g_warp / 1 * 8;"), std::string::npos) << source;
+  EXPECT_EQ(source.find("mma"), std::string::npos) << source;
+  compile_for_sm80_and_sm90(program);
+}
+
+TEST(CodegenPoolAttention, HalfAttentionIsTiledOnTensorCores) {
+  // 2 heads × 16 rows: a block a head, its 4 warps on 16 keys each of every 64-key tile.
+  Program program = lower_text(attention_graph(197, "f16"));
+  ASSERT_EQ(program.steps.size(), 1u);
+  EXPECT_EQ(program.steps[0].grid, (std::array<uint32_t, 3>{2, 1, 1}));
+  EXPECT_EQ(program.steps[0].block, (std::array<uint32_t, 3>{128, 1, 1}));
+  EXPECT_NE(program.kernels[0].source.find("const int g_split = g_warp / 1 * 16;"),
+            std::string::npos);
+  EXPECT_NE(program.kernels[0].source.find("kiln_mma_f16_16816(g_s[g_n], g_qf[g_kk], g_kf);"),
+            std::string::npos)
+      << program.kernels[0].source;
+  compile_for_sm80_and_sm90(program);
+}
+
+TEST(CodegenPoolAttention, TensorCoreAttentionGivesEachWarpItsOwnRowsWhenTheGridIsLarge) {
+  // BERT-base's shape: 8 × 12 heads × 2 tiles of 64 rows = 192 blocks of 4 warps, each warp 16
+  // rows and all 64 keys of a tile.
+  Program program = lower_text(attention_graph(128, "bf16", 8, 12, 128));
+  ASSERT_EQ(program.steps.size(), 1u);
+  EXPECT_EQ(program.steps[0].grid, (std::array<uint32_t, 3>{192, 1, 1}));
+  EXPECT_EQ(program.steps[0].block, (std::array<uint32_t, 3>{128, 1, 1}));
+  EXPECT_NE(program.kernels[0].source.find("kiln_mma_bf16_16816(g_o[g_c], g_pf, g_vf);"),
+            std::string::npos)
+      << program.kernels[0].source;
+  EXPECT_NE(program.kernels[0].source.find("const int g_split = g_warp / 4 * 64;"),
+            std::string::npos);
+  compile_for_sm80_and_sm90(program);
+}
+
+TEST(CodegenPoolAttention, OpsAfterTheSoftmaxTakeTwoPassesOverTheKeys) {
+  // Only casts between the softmax and P': one pass, online softmax.
+  Program online = lower_text(attention_graph(100, "f16", 1, 2, 16));
+  const std::string& one_pass = online.kernels[0].source;
+  EXPECT_EQ(one_pass.find("g_key0 += 64"), one_pass.rfind("g_key0 += 64")) << one_pass;
+  EXPECT_EQ(one_pass.find("/ g_sum[g_h / 2]"), std::string::npos) << one_pass;
+  // where(is_nan(P), 0, P): the row max and sum first, then P normalized at each index.
+  Program exact = lower_text(attention_graph(100, "f16", 1, 2, 16, /*nan_guard=*/true));
+  const std::string& two_passes = exact.kernels[0].source;
+  EXPECT_NE(two_passes.find("g_key0 += 64"), two_passes.rfind("g_key0 += 64")) << two_passes;
+  EXPECT_NE(two_passes.find("exp(g_s[g_n][g_h] - g_base) / g_sum[g_h / 2];"), std::string::npos)
+      << two_passes;
+  EXPECT_NE(two_passes.find("isnan("), std::string::npos) << two_passes;
+  compile_for_sm80_and_sm90(exact);
+}
+
+TEST(CodegenPoolAttention, RowAttentionBeyond48KBOfSharedMemoryIsRefused) {
+  // f64 (the row kernel): (64 + 6144 + 4) doubles, 49696 bytes.
   try {
-    lower_text(attention_graph(12288));
+    lower_text(attention_graph(6144, "f64"));
     FAIL() << "expected UnsupportedError";
   } catch (const UnsupportedError& error) {
-    EXPECT_NE(std::string(error.what()).find("needs 49424 bytes of shared memory (at most 49152)"),
+    EXPECT_NE(std::string(error.what()).find("needs 49696 bytes of shared memory (at most 49152)"),
               std::string::npos)
         << error.what();
   }

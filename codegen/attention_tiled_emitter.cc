@@ -1,0 +1,629 @@
+// The tiled attention kernel (see the header).
+#include "codegen/attention_tiled_emitter.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <functional>
+#include <limits>
+
+#include "ir/cuda_expr.h"
+#include "ir/error.h"
+
+namespace kiln::codegen {
+namespace {
+
+constexpr int64_t kThreads = 128;
+constexpr int64_t kWarps = kThreads / 32;
+constexpr int64_t kWarpRows = 16;
+constexpr int64_t kTargetBlocks = 128;  // split the keys between warps below this many blocks
+// Tensor cores: 64-key tiles of 16-bit values, rows padded by 8 values; head sizes up to 128.
+constexpr int64_t kMmaKeyTile = 64;
+constexpr int64_t kMmaPadding = 8;
+constexpr int64_t kMmaMaxHeadSize = 128;
+// f32 on the CUDA cores: 32-key tiles of floats, rows padded by 4; head sizes up to 64 (Q' stays
+// in shared memory).
+constexpr int64_t kSimtKeyTile = 32;
+constexpr int64_t kSimtPadding = 4;
+constexpr int64_t kSimtMaxHeadSize = 64;
+
+bool is_16_bit(DType dtype) { return dtype == DType::kF16 || dtype == DType::kBF16; }
+
+// The 16-bit type both operands of `matmul` have, or kF32 when they are not 16-bit and equal.
+DType operand_type(const Node& matmul) {
+  const DType a = matmul.operand(0)->type().dtype, b = matmul.operand(1)->type().dtype;
+  return a == b && is_16_bit(a) ? a : DType::kF32;
+}
+
+std::string pack_function(DType dtype) {
+  return dtype == DType::kF16 ? "kiln_pack_f16x2" : "kiln_pack_bf16x2";
+}
+
+std::string mma_function(DType dtype) {
+  return dtype == DType::kF16 ? "kiln_mma_f16_16816" : "kiln_mma_bf16_16816";
+}
+
+// Whether only casts (to a wider float or to P''s type) lead from the softmax to P': then the
+// probabilities may be rounded before they are normalized (one pass, online softmax).
+bool casts_only_to_probabilities(const AttentionShape& a) {
+  const DType target = a.output->operand(0)->type().dtype;
+  for (const Value* value = a.output->operand(0); value != a.softmax->result();) {
+    const Node* producer = value->producer();
+    if (!producer || producer->op() != "cast") return false;
+    const DType dtype = value->type().dtype;
+    if (dtype != target && dtype != DType::kF32 && dtype != DType::kF64) return false;
+    value = producer->operand(0);
+  }
+  return true;
+}
+
+bool is_f32(const Value* value) { return value->type().dtype == DType::kF32; }
+
+// Whether the f32 kernel on the CUDA cores fits: every matmul operand, the scores, the softmax
+// and O in f32.
+bool fits_simt(const AttentionShape& a) {
+  return is_f32(a.scores->operand(0)) && is_f32(a.scores->operand(1)) &&
+         is_f32(a.scores->result()) && is_f32(a.softmax->result()) &&
+         is_f32(a.output->operand(0)) && is_f32(a.output->operand(1)) &&
+         is_f32(a.output->result()) && a.depth % 4 == 0 && a.depth <= kSimtMaxHeadSize &&
+         a.columns % 8 == 0 && a.columns <= kSimtMaxHeadSize;
+}
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// A 32-bit word of 16-bit shared memory at element offset `at`.
+std::string word(const std::string& array, const std::string& at) {
+  return fmt::format("*reinterpret_cast<unsigned*>(&{}[{}])", array, at);
+}
+
+// A vector of shared floats at element offset `at` (type g_float4 or g_float2).
+std::string vector_at(const std::string& type, const std::string& array, const std::string& at) {
+  return fmt::format("*reinterpret_cast<const {}*>(&{}[{}])", type, array, at);
+}
+
+// a.x * b.x + a.y * b.y + ... over `fields`.
+std::string dot(const std::string& a, const std::string& b, const std::string& fields) {
+  std::string sum;
+  for (char field : fields) {
+    sum += fmt::format("{}{}.{} * {}.{}", sum.empty() ? "" : " + ", a, field, b, field);
+  }
+  return sum;
+}
+
+// Writes the kernel. The block's 4 warps are row_warps groups of 16 query rows × key_splits
+// slices of each key tile. The tile math is mma.sync on 16-bit operands (tensor_cores_) or f32
+// FMAs on the CUDA cores; either way a thread holds the scores and the output in the mma
+// accumulator's layout (rows g and g + 8, columns 2t and 2t + 1 of each 8 columns).
+class TiledAttentionWriter {
+ public:
+  TiledAttentionWriter(const KernelBody& body, const AttentionShape& a, KernelSpec& spec)
+      : body_(body), a_(a), spec_(spec) {
+    tensor_cores_ = !fits_simt(a);
+    key_tile_ = tensor_cores_ ? kMmaKeyTile : kSimtKeyTile;
+    const int64_t padding = tensor_cores_ ? kMmaPadding : kSimtPadding;
+    row_warps_ = 1;
+    for (int64_t warps : {4, 2}) {
+      if (a.batch_count * ceil_div(a.queries, warps * kWarpRows) >= kTargetBlocks) {
+        row_warps_ = warps;
+        break;
+      }
+    }
+    key_splits_ = kWarps / row_warps_;
+    query_tile_ = row_warps_ * kWarpRows;
+    split_keys_ = key_tile_ / key_splits_;
+    tiles_ = ceil_div(a.queries, query_tile_);
+    // Row strides of the shared tiles. Tensor cores: Q' and K' [row][d], V' [e][key], 16-bit;
+    // CUDA cores: Q' and K' [row][d], V' [key][e], P [row][key] per warp, f32.
+    q_stride_ = k_stride_ = a.depth + padding;
+    v_stride_ = tensor_cores_ ? key_tile_ + padding : a.columns + padding;
+    p_stride_ = split_keys_ + padding;
+    qk_type_ = operand_type(*a.scores);
+    pv_type_ = operand_type(*a.output);
+    online_ = casts_only_to_probabilities(a);
+    minus_inf_ = cuda_literal(-std::numeric_limits<double>::infinity(), DType::kF32);
+  }
+
+  void write() {
+    if (a_.batch_count * tiles_ > std::numeric_limits<int32_t>::max()) {
+      throw UnsupportedError(a_.softmax->describe() + ": too many query tiles for one launch");
+    }
+    outputs_ =
+        begin_spec(spec_, body_, kThreads, {static_cast<uint32_t>(a_.batch_count * tiles_), 1, 1});
+    if (!tensor_cores_) {
+      spec_.definitions =
+          "struct __align__(16) g_float4 {\n  float x, y, z, w;\n};\n"
+          "struct __align__(8) g_float2 {\n  float x, y;\n};\n";
+    }
+    CodeWriter code(1);
+    ElementEmitter e(code, spec_.params, index_type_for(body_, 0));
+    declarations(e);
+    load_queries(e);
+    code.line(fmt::format("float g_o[{}][4] = {{}};", a_.columns / 8));
+    code.line(fmt::format("float g_max[2] = {{{0}, {0}}}, g_sum[2] = {{0.0f, 0.0f}};", minus_inf_));
+    if (online_) {
+      key_loop(e, /*statistics_only=*/false);
+      sum_over_quad(e);
+    } else {
+      key_loop(e, /*statistics_only=*/true);
+      sum_over_quad(e);
+      if (key_splits_ > 1) combine_statistics(e);
+      key_loop(e, /*statistics_only=*/false);
+    }
+    epilogue(e);
+    spec_.body = code.text();
+  }
+
+ private:
+  void declarations(ElementEmitter& e) {
+    CodeWriter& code = e.code();
+    const int64_t partial_bytes = 4 * kWarps * kWarpRows * a_.columns;
+    if (tensor_cores_) {
+      const int64_t tile_bytes = 2 * (key_tile_ * k_stride_ + a_.columns * v_stride_);
+      code.line(fmt::format("__shared__ __align__(16) unsigned char g_shared[{}];",
+                            std::max(tile_bytes, partial_bytes)));
+      code.line("unsigned short* const g_k = reinterpret_cast<unsigned short*>(g_shared);");
+      code.line("unsigned short* const g_qtile = g_k;");
+      code.line(fmt::format("unsigned short* const g_v = g_k + {};", key_tile_ * k_stride_));
+    } else {
+      const int64_t tile_bytes =
+          4 * (key_tile_ * (k_stride_ + v_stride_) + kWarps * kWarpRows * p_stride_);
+      code.line(fmt::format("__shared__ __align__(16) unsigned char g_shared[{}];",
+                            std::max(tile_bytes, partial_bytes)));
+      code.line(
+          fmt::format("__shared__ __align__(16) float g_qtile[{}];", query_tile_ * q_stride_));
+      code.line("float* const g_k = reinterpret_cast<float*>(g_shared);");
+      code.line(fmt::format("float* const g_v = g_k + {};", key_tile_ * k_stride_));
+      code.line(fmt::format("float* const g_prob = g_v + {};", key_tile_ * v_stride_));
+    }
+    code.line("float* const g_part = reinterpret_cast<float*>(g_shared);");
+    code.line(fmt::format("__shared__ float g_row_max[{0}], g_row_sum[{0}];", kWarps * kWarpRows));
+    code.line(fmt::format("const {} g_b = blockIdx.x / {};", e.index_type(), tiles_));
+    code.line(fmt::format("const int g_m0 = blockIdx.x % {} * {};", tiles_, query_tile_));
+    code.line(
+        "const int g_warp = threadIdx.x / 32, g_g = threadIdx.x % 32 / 4, g_t = threadIdx.x % 4;");
+    code.line(fmt::format("const int g_rows = g_warp % {} * {};", row_warps_, kWarpRows));
+    code.line(fmt::format("const int g_split = g_warp / {} * {};", row_warps_, split_keys_));
+  }
+
+  // A loop over `count` elements (g_i) spread over the block, fully unrolled so that its loads
+  // are in flight together; returns whether it opened a bounds check (count not a multiple of
+  // kThreads), to pass to close_spread_loop.
+  bool open_spread_loop(ElementEmitter& e, int64_t count) {
+    e.code().line("#pragma unroll");
+    e.open_block(fmt::format("for (int g_l = 0; g_l < {}; ++g_l)", ceil_div(count, kThreads)));
+    e.code().line(fmt::format("const int g_i = threadIdx.x + g_l * {};", kThreads));
+    if (count % kThreads == 0) return false;
+    e.open_block(fmt::format("if (g_i < {})", count));
+    return true;
+  }
+
+  void close_spread_loop(ElementEmitter& e, bool checked) {
+    if (checked) e.close_block();
+    e.close_block();
+  }
+
+  std::string operand(ElementEmitter& e, const Node& matmul, size_t i, const std::string& r,
+                      const std::string& c, int64_t r_size, int64_t c_size) {
+    return matmul_operand(e, matmul, i, a_.batch, "g_b", r, c, r_size, c_size);
+  }
+
+  // Elements (r, c) of a [rows × cols] tile into `array` (row stride `stride`): 16-bit pairs
+  // along c packed into one word, or single floats; 0 where `valid` (if any) is false. `row_setup`
+  // declares what `element(column)` (the operand at column `column` of row g_r) needs.
+  void store_tile(ElementEmitter& e, const std::string& array, int64_t rows, int64_t cols,
+                  int64_t stride, DType dtype, const std::string& row_setup,
+                  const std::function<std::string(const std::string&)>& element,
+                  const std::string& valid) {
+    CodeWriter& code = e.code();
+    const int64_t per_word = tensor_cores_ ? 2 : 1;
+    const bool checked = open_spread_loop(e, rows * cols / per_word);
+    if (tensor_cores_) {
+      code.line(fmt::format("const int g_r = g_i / {0}, g_c = g_i % {0} * 2;", cols / 2));
+      code.line(row_setup);
+      const std::string packed =
+          fmt::format("{}({}, {})", pack_function(dtype), element("g_c"), element("g_c + 1"));
+      code.line(fmt::format("{} = {};", word(array, fmt::format("g_r * {} + g_c", stride)),
+                            valid.empty() ? packed : valid + " ? " + packed + " : 0u"));
+    } else {
+      code.line(fmt::format("const int g_r = g_i / {0}, g_c = g_i % {0};", cols));
+      code.line(row_setup);
+      const std::string value = element("g_c");
+      code.line(fmt::format("{}[g_r * {} + g_c] = {};", array, stride,
+                            valid.empty() ? value : valid + " ? " + value + " : 0.0f"));
+    }
+    close_spread_loop(e, checked);
+  }
+
+  // The Q' tile (rows past M read row M - 1); on tensor cores staged in g_k and kept as A
+  // fragments.
+  void load_queries(ElementEmitter& e) {
+    CodeWriter& code = e.code();
+    const int64_t d = a_.depth;
+    store_tile(
+        e, "g_qtile", query_tile_, d, q_stride_, qk_type_,
+        fmt::format("const int g_q_row = min(g_m0 + g_r, {});", a_.queries - 1),
+        [&](const std::string& c) {
+          return operand(e, *a_.scores, 0, "g_q_row", c, a_.queries, d);
+        },
+        "");
+    code.line("__syncthreads();");
+    if (!tensor_cores_) return;
+    code.line(fmt::format("unsigned g_qf[{}][4];", d / 16));
+    code.line("#pragma unroll");
+    e.open_block(fmt::format("for (int g_kk = 0; g_kk < {}; ++g_kk)", d / 16));
+    code.line(
+        fmt::format("const int g_at = (g_rows + g_g) * {} + g_kk * 16 + 2 * g_t;", q_stride_));
+    for (int r = 0; r < 4; ++r) {
+      const std::string offset = fmt::format("g_at + {}", (r % 2) * 8 * q_stride_ + (r / 2) * 8);
+      code.line(fmt::format("g_qf[g_kk][{}] = {};", r, word("g_qtile", offset)));
+    }
+    e.close_block();
+  }
+
+  // One pass over the key tiles: the scores and the row statistics; unless statistics_only, the
+  // probabilities and O += P'·V' too.
+  void key_loop(ElementEmitter& e, bool statistics_only) {
+    CodeWriter& code = e.code();
+    e.open_block(
+        fmt::format("for (int g_key0 = 0; g_key0 < {}; g_key0 += {})", a_.keys, key_tile_));
+    code.line("__syncthreads();");
+    load_keys(e);
+    if (!statistics_only) load_values(e);
+    code.line("__syncthreads();");
+    scores(e);
+    if (statistics_only || online_) statistics(e, !statistics_only);
+    if (!statistics_only) {
+      if (!online_) normalized_probabilities(e);
+      accumulate_output(e);
+    }
+    e.close_block();
+  }
+
+  // K' as [key][d], keys past N zero.
+  void load_keys(ElementEmitter& e) {
+    const int64_t d = a_.depth, n = a_.keys;
+    store_tile(
+        e, "g_k", key_tile_, d, k_stride_, qk_type_,
+        fmt::format("const int g_key = min(g_key0 + g_r, {});", n - 1),
+        [&](const std::string& c) { return operand(e, *a_.scores, 1, c, "g_key", d, n); },
+        fmt::format("g_key0 + g_r < {}", n));
+  }
+
+  // V': on tensor cores transposed, as [e][key] (pairs of keys in a word); else [key][e]. Keys
+  // past N zero.
+  void load_values(ElementEmitter& e) {
+    CodeWriter& code = e.code();
+    const int64_t n = a_.keys, cols = a_.columns;
+    if (!tensor_cores_) {
+      store_tile(
+          e, "g_v", key_tile_, cols, v_stride_, pv_type_,
+          fmt::format("const int g_key = min(g_key0 + g_r, {});", n - 1),
+          [&](const std::string& c) { return operand(e, *a_.output, 1, "g_key", c, n, cols); },
+          fmt::format("g_key0 + g_r < {}", n));
+      return;
+    }
+    const bool checked = open_spread_loop(e, key_tile_ / 2 * cols);
+    code.line(fmt::format("const int g_c = g_i % {}, g_r = g_i / {} * 2;", cols, cols));
+    code.line(fmt::format(
+        "const int g_key_lo = min(g_key0 + g_r, {0}), g_key_hi = min(g_key0 + g_r + 1, {0});",
+        n - 1));
+    const std::string lo = operand(e, *a_.output, 1, "g_key_lo", "g_c", n, cols);
+    const std::string hi = operand(e, *a_.output, 1, "g_key_hi", "g_c", n, cols);
+    code.line(
+        fmt::format("{} = {}(g_key0 + g_r < {} ? {} : 0.0f, g_key0 + g_r + 1 < {} ? {} : 0.0f);",
+                    word("g_v", fmt::format("g_c * {} + g_r", v_stride_)), pack_function(pv_type_),
+                    n, lo, n, hi));
+    close_spread_loop(e, checked);
+  }
+
+  // The flat index of score (g_q, g_key) and the statements binding g_q and g_key for fragment
+  // element (g_n, g_h).
+  std::string score_index(ElementEmitter& e) {
+    CodeWriter& code = e.code();
+    code.line(
+        fmt::format("const int g_q = min(g_m0 + g_rows + g_g + g_h / 2 * 8, {});", a_.queries - 1));
+    code.line("const int g_key = g_key0 + g_split + g_n * 8 + 2 * g_t + g_h % 2;");
+    return e.index_temp(
+        fmt::format("(g_b * {} + g_q) * {} + min(g_key, {})", a_.queries, a_.keys, a_.keys - 1));
+  }
+
+  void open_fragment_loops(ElementEmitter& e) {
+    e.code().line("#pragma unroll");
+    e.open_block(fmt::format("for (int g_n = 0; g_n < {}; ++g_n)", split_keys_ / 8));
+    e.code().line("#pragma unroll");
+    e.open_block("for (int g_h = 0; g_h < 4; ++g_h)");
+  }
+
+  // S = Q'·K' for the warp's 16 rows and its keys of the tile, then the score ops per element;
+  // keys past N score -inf.
+  void scores(ElementEmitter& e) {
+    CodeWriter& code = e.code();
+    code.line(fmt::format("float g_s[{}][4] = {{}};", split_keys_ / 8));
+    if (tensor_cores_) {
+      code.line("#pragma unroll");
+      e.open_block(fmt::format("for (int g_kk = 0; g_kk < {}; ++g_kk)", a_.depth / 16));
+      code.line("#pragma unroll");
+      e.open_block(fmt::format("for (int g_n = 0; g_n < {}; ++g_n)", split_keys_ / 8));
+      code.line(fmt::format(
+          "const int g_at = (g_split + g_n * 8 + g_g) * {} + g_kk * 16 + 2 * g_t;", k_stride_));
+      code.line(fmt::format("const unsigned g_kf[2] = {{{}, {}}};", word("g_k", "g_at"),
+                            word("g_k", "g_at + 8")));
+      code.line(fmt::format("{}(g_s[g_n], g_qf[g_kk], g_kf);", mma_function(qk_type_)));
+    } else {
+      code.line("#pragma unroll 4");
+      e.open_block(fmt::format("for (int g_d = 0; g_d < {}; g_d += 4)", a_.depth));
+      code.line(fmt::format(
+          "const g_float4 g_qa = {};",
+          vector_at("g_float4", "g_qtile", fmt::format("(g_rows + g_g) * {} + g_d", q_stride_))));
+      code.line(fmt::format("const g_float4 g_qb = {};",
+                            vector_at("g_float4", "g_qtile",
+                                      fmt::format("(g_rows + g_g + 8) * {} + g_d", q_stride_))));
+      code.line("#pragma unroll");
+      e.open_block(fmt::format("for (int g_n = 0; g_n < {}; ++g_n)", split_keys_ / 8));
+      code.line(
+          fmt::format("const int g_at = (g_split + g_n * 8 + 2 * g_t) * {} + g_d;", k_stride_));
+      code.line(fmt::format("const g_float4 g_ka = {};", vector_at("g_float4", "g_k", "g_at")));
+      code.line(fmt::format("const g_float4 g_kb = {};",
+                            vector_at("g_float4", "g_k", fmt::format("g_at + {}", k_stride_))));
+      code.line(fmt::format("g_s[g_n][0] += {};", dot("g_qa", "g_ka", "xyzw")));
+      code.line(fmt::format("g_s[g_n][1] += {};", dot("g_qa", "g_kb", "xyzw")));
+      code.line(fmt::format("g_s[g_n][2] += {};", dot("g_qb", "g_ka", "xyzw")));
+      code.line(fmt::format("g_s[g_n][3] += {};", dot("g_qb", "g_kb", "xyzw")));
+    }
+    e.close_block();
+    e.close_block();
+    open_fragment_loops(e);
+    const std::string at = score_index(e);
+    e.bind(a_.scores->result(), at, e.temp("float", rounded(*a_.scores, "g_s[g_n][g_h]")));
+    code.line(fmt::format("g_s[g_n][g_h] = g_key < {} ? {} : {};", a_.keys,
+                          e.element(a_.softmax->operand(0), at), minus_inf_));
+    e.close_block();
+    e.close_block();
+  }
+  // The running max and sum of rows g (r = 0) and g + 8 (r = 1) over the warp's keys; the
+  // four lanes of a row agree on its max. With `probabilities`, the scores become
+  // exp(s - max) and the accumulator is rescaled.
+  void statistics(ElementEmitter& e, bool probabilities) {
+    CodeWriter& code = e.code();
+    code.line("#pragma unroll");
+    e.open_block("for (int g_r = 0; g_r < 2; ++g_r)");
+    code.line(fmt::format("float g_tile_max = {};", minus_inf_));
+    code.line("#pragma unroll");
+    e.open_block(fmt::format("for (int g_n = 0; g_n < {}; ++g_n)", split_keys_ / 8));
+    code.line(
+        "g_tile_max = kiln_max(g_tile_max, kiln_max(g_s[g_n][2 * g_r], g_s[g_n][2 * g_r + 1]));");
+    e.close_block();
+    code.line("g_tile_max = kiln_max(g_tile_max, __shfl_xor_sync(0xffffffffu, g_tile_max, 1));");
+    code.line("g_tile_max = kiln_max(g_tile_max, __shfl_xor_sync(0xffffffffu, g_tile_max, 2));");
+    code.line("const float g_new_max = kiln_max(g_max[g_r], g_tile_max);");
+    code.line(fmt::format("const float g_base = g_new_max == {} ? 0.0f : g_new_max;", minus_inf_));
+    code.line("const float g_scale = exp(g_max[g_r] - g_base);");
+    code.line("g_max[g_r] = g_new_max;");
+    code.line("g_sum[g_r] *= g_scale;");
+    if (probabilities) {
+      code.line("#pragma unroll");
+      e.open_block(fmt::format("for (int g_c = 0; g_c < {}; ++g_c)", a_.columns / 8));
+      code.line("g_o[g_c][2 * g_r] *= g_scale;");
+      code.line("g_o[g_c][2 * g_r + 1] *= g_scale;");
+      e.close_block();
+    }
+    code.line("#pragma unroll");
+    e.open_block(fmt::format("for (int g_n = 0; g_n < {}; ++g_n)", split_keys_ / 8));
+    code.line("#pragma unroll");
+    e.open_block("for (int g_h = 2 * g_r; g_h < 2 * g_r + 2; ++g_h)");
+    code.line("const float g_p = exp(g_s[g_n][g_h] - g_base);");
+    code.line("g_sum[g_r] += g_p;");
+    if (probabilities) code.line("g_s[g_n][g_h] = g_p;");
+    e.close_block();
+    e.close_block();
+    e.close_block();
+  }
+
+  // Lanes of a row hold partial sums over their keys; each gets the warp's total.
+  void sum_over_quad(ElementEmitter& e) {
+    CodeWriter& code = e.code();
+    code.line("#pragma unroll");
+    e.open_block("for (int g_r = 0; g_r < 2; ++g_r)");
+    code.line("g_sum[g_r] += __shfl_xor_sync(0xffffffffu, g_sum[g_r], 1);");
+    code.line("g_sum[g_r] += __shfl_xor_sync(0xffffffffu, g_sum[g_r], 2);");
+    e.close_block();
+  }
+
+  // Each warp's row statistics to shared memory (lane t = 0 of each row).
+  void store_statistics(ElementEmitter& e) {
+    CodeWriter& code = e.code();
+    e.open_block("if (g_t == 0)");
+    code.line("#pragma unroll");
+    e.open_block("for (int g_r = 0; g_r < 2; ++g_r)");
+    code.line(fmt::format("g_row_max[g_warp * {} + g_g + 8 * g_r] = g_max[g_r];", kWarpRows));
+    code.line(fmt::format("g_row_sum[g_warp * {} + g_g + 8 * g_r] = g_sum[g_r];", kWarpRows));
+    e.close_block();
+    e.close_block();
+  }
+
+  // The max over the key splits of row `local` (of the block's tile) into `top`, and the
+  // corresponding base (0 when the max is -inf) into `base`.
+  void split_max(ElementEmitter& e, const std::string& local) {
+    CodeWriter& code = e.code();
+    code.line(fmt::format("float g_top = {};", minus_inf_));
+    code.line("#pragma unroll");
+    e.open_block(fmt::format("for (int g_ks = 0; g_ks < {}; ++g_ks)", key_splits_));
+    code.line(
+        fmt::format("g_top = kiln_max(g_top, g_row_max[g_ks * {} + {}]);", query_tile_, local));
+    e.close_block();
+    code.line(fmt::format("const float g_top_base = g_top == {} ? 0.0f : g_top;", minus_inf_));
+  }
+
+  // Exact softmax with split keys: every warp takes the row max and sum over all splits.
+  void combine_statistics(ElementEmitter& e) {
+    CodeWriter& code = e.code();
+    store_statistics(e);
+    code.line("__syncthreads();");
+    code.line("#pragma unroll");
+    e.open_block("for (int g_r = 0; g_r < 2; ++g_r)");
+    code.line("const int g_local = g_rows + g_g + 8 * g_r;");
+    split_max(e, "g_local");
+    code.line("float g_total = 0.0f;");
+    code.line("#pragma unroll");
+    e.open_block(fmt::format("for (int g_ks = 0; g_ks < {}; ++g_ks)", key_splits_));
+    code.line(fmt::format("const int g_at = g_ks * {} + g_local;", query_tile_));
+    code.line("g_total += g_row_sum[g_at] * exp(g_row_max[g_at] - g_top_base);");
+    e.close_block();
+    code.line("g_max[g_r] = g_top;");
+    code.line("g_sum[g_r] = g_total;");
+    e.close_block();
+  }
+
+  // Exact softmax: P = exp(s - max) / sum at each score's index, then the ops up to P'.
+  void normalized_probabilities(ElementEmitter& e) {
+    CodeWriter& code = e.code();
+    open_fragment_loops(e);
+    const std::string at = score_index(e);
+    code.line(fmt::format("const float g_base = g_max[g_h / 2] == {} ? 0.0f : g_max[g_h / 2];",
+                          minus_inf_));
+    e.bind(a_.softmax->result(), at,
+           e.temp("float", rounded(*a_.softmax, "exp(g_s[g_n][g_h] - g_base) / g_sum[g_h / 2]")));
+    code.line(fmt::format("g_s[g_n][g_h] = {};", e.element(a_.output->operand(0), at)));
+    e.close_block();
+    e.close_block();
+  }
+
+  // O += P'·V'. Tensor cores: the score fragments of keys 16k..16k+15 are P''s A fragment,
+  // rounded to its 16-bit type as they pack. CUDA cores: P goes through the warp's rows of g_prob
+  // (rounded to TF32 where the matmul says so), and each thread sums its O elements over the
+  // warp's keys.
+  void accumulate_output(ElementEmitter& e) {
+    CodeWriter& code = e.code();
+    if (tensor_cores_) {
+      code.line("#pragma unroll");
+      e.open_block(fmt::format("for (int g_kk = 0; g_kk < {}; ++g_kk)", split_keys_ / 16));
+      code.line(fmt::format(
+          "const unsigned g_pf[4] = {{{0}(g_s[2 * g_kk][0], g_s[2 * g_kk][1]), {0}(g_s[2 * "
+          "g_kk][2], g_s[2 * g_kk][3]), {0}(g_s[2 * g_kk + 1][0], g_s[2 * g_kk + 1][1]), {0}(g_s[2 "
+          "* g_kk + 1][2], g_s[2 * g_kk + 1][3])}};",
+          pack_function(pv_type_)));
+      code.line("#pragma unroll");
+      e.open_block(fmt::format("for (int g_c = 0; g_c < {}; ++g_c)", a_.columns / 8));
+      code.line(fmt::format(
+          "const int g_at = (g_c * 8 + g_g) * {} + g_split + g_kk * 16 + 2 * g_t;", v_stride_));
+      code.line(fmt::format("const unsigned g_vf[2] = {{{}, {}}};", word("g_v", "g_at"),
+                            word("g_v", "g_at + 8")));
+      code.line(fmt::format("{}(g_o[g_c], g_pf, g_vf);", mma_function(pv_type_)));
+      e.close_block();
+      e.close_block();
+      return;
+    }
+    open_fragment_loops(e);
+    const std::string p =
+        is_tf32(*a_.output) ? "kiln_round_to_tf32(g_s[g_n][g_h])" : "g_s[g_n][g_h]";
+    code.line(fmt::format(
+        "g_prob[(g_warp * {} + g_g + g_h / 2 * 8) * {} + g_n * 8 + 2 * g_t + g_h % 2] = {};",
+        kWarpRows, p_stride_, p));
+    e.close_block();
+    e.close_block();
+    code.line("__syncwarp();");
+    code.line("#pragma unroll");
+    e.open_block(fmt::format("for (int g_j = 0; g_j < {}; g_j += 4)", split_keys_));
+    for (const char* row : {"a", "b"}) {
+      code.line(
+          fmt::format("const g_float4 g_p{} = {};", row,
+                      vector_at("g_float4", "g_prob",
+                                fmt::format("(g_warp * {} + g_g{}) * {} + g_j", kWarpRows,
+                                            std::string(row) == "a" ? "" : " + 8", p_stride_))));
+    }
+    code.line("#pragma unroll");
+    e.open_block(fmt::format("for (int g_c = 0; g_c < {}; ++g_c)", a_.columns / 8));
+    code.line(fmt::format("const int g_at = (g_split + g_j) * {} + g_c * 8 + 2 * g_t;", v_stride_));
+    for (int j = 0; j < 4; ++j) {
+      code.line(fmt::format("const g_float2 g_v{} = {};", j,
+                            vector_at("g_float2", "g_v", fmt::format("g_at + {}", j * v_stride_))));
+    }
+    const char* p_fields = "xyzw";
+    for (int h = 0; h < 4; ++h) {
+      const std::string row = h < 2 ? "g_pa" : "g_pb";
+      const char column = h % 2 == 0 ? 'x' : 'y';
+      std::string sum;
+      for (int j = 0; j < 4; ++j) {
+        sum += fmt::format("{}{}.{} * g_v{}.{}", j ? " + " : "", row, p_fields[j], j, column);
+      }
+      code.line(fmt::format("g_o[g_c][{}] += {};", h, sum));
+    }
+    e.close_block();
+    e.close_block();
+    code.line("__syncwarp();");
+  }
+
+  // Each warp's partial O (and, online, its row statistics) through shared memory; the block's
+  // threads then combine the key splits of each output element and write it through the
+  // epilogue (rows past M are not stored).
+  void epilogue(ElementEmitter& e) {
+    CodeWriter& code = e.code();
+    const int64_t cols = a_.columns;
+    code.line("__syncthreads();");
+    code.line("#pragma unroll");
+    e.open_block(fmt::format("for (int g_c = 0; g_c < {}; ++g_c)", cols / 8));
+    code.line("#pragma unroll");
+    e.open_block("for (int g_h = 0; g_h < 4; ++g_h)");
+    code.line(fmt::format(
+        "g_part[(g_warp * {} + g_g + g_h / 2 * 8) * {} + g_c * 8 + 2 * g_t + g_h % 2] = "
+        "g_o[g_c][g_h];",
+        kWarpRows, cols));
+    e.close_block();
+    e.close_block();
+    if (online_) store_statistics(e);
+    code.line("__syncthreads();");
+    open_spread_loop(e, query_tile_ * cols);
+    code.line(fmt::format("const int g_local = g_i / {}, g_c = g_i % {};", cols, cols));
+    code.line("const int g_q = g_m0 + g_local;");
+    e.open_block(fmt::format("if (g_q < {})", a_.queries));
+    code.line(online_ ? "float g_num = 0.0f, g_den = 0.0f;" : "float g_num = 0.0f;");
+    if (online_) split_max(e, "g_local");
+    code.line("#pragma unroll");
+    e.open_block(fmt::format("for (int g_ks = 0; g_ks < {}; ++g_ks)", key_splits_));
+    code.line(fmt::format("const int g_at = g_ks * {} + g_local;", query_tile_));
+    if (online_) {
+      code.line("const float g_factor = exp(g_row_max[g_at] - g_top_base);");
+      code.line(fmt::format("g_num += g_part[g_at * {} + g_c] * g_factor;", cols));
+      code.line("g_den += g_row_sum[g_at] * g_factor;");
+    } else {
+      code.line(fmt::format("g_num += g_part[g_at * {} + g_c];", cols));
+    }
+    e.close_block();
+    const std::string at =
+        e.index_temp(fmt::format("(g_b * {} + g_q) * {} + g_c", a_.queries, cols));
+    e.bind(a_.output->result(), at,
+           e.temp("float", rounded(*a_.output, online_ ? "g_num / g_den" : "g_num")));
+    store_outputs(e, body_, outputs_, at);
+    e.close_block();
+    e.close_block();
+  }
+
+  const KernelBody& body_;
+  const AttentionShape& a_;
+  KernelSpec& spec_;
+  std::vector<std::string> outputs_;
+  bool tensor_cores_ = true;
+  int64_t key_tile_ = 0, row_warps_ = 1, key_splits_ = 1, query_tile_ = 0, split_keys_ = 0;
+  int64_t tiles_ = 0, q_stride_ = 0, k_stride_ = 0, v_stride_ = 0, p_stride_ = 0;
+  DType qk_type_ = DType::kF16, pv_type_ = DType::kF16;
+  bool online_ = true;
+  std::string minus_inf_;
+};
+
+}  // namespace
+
+bool fits_tiled_attention(const AttentionShape& a) {
+  const bool tensor_cores =
+      is_16_bit(operand_type(*a.scores)) && is_16_bit(operand_type(*a.output)) &&
+      a.depth % 16 == 0 && a.depth <= kMmaMaxHeadSize && a.columns % 8 == 0 &&
+      a.columns <= kMmaMaxHeadSize && a.softmax->result()->type().dtype != DType::kF64;
+  return tensor_cores || fits_simt(a);
+}
+
+KernelSpec emit_tiled_attention_kernel(const KernelBody& body, const AttentionShape& shape) {
+  KernelSpec spec;
+  TiledAttentionWriter(body, shape, spec).write();
+  return spec;
+}
+
+}  // namespace kiln::codegen

@@ -1,0 +1,46 @@
+// The tiled attention kernel (FlashAttention-style): on tensor cores for 16-bit Q', K', P', V'
+// (f16 or bf16), on the CUDA cores for f32.
+//
+//   - a block (128 threads, 4 warps) takes one batch index and a tile of query rows; each warp
+//     16 rows in the mma accumulator's layout (a thread: rows g and g + 8, columns 2t, 2t + 1 of
+//     each 8). When the grid has 128 blocks or more the 4 warps take 64 different rows and all
+//     keys; with fewer, the warps share 32 (or 16) rows and split each key tile between them,
+//     and their partial rows are combined at the end (more blocks and warps for small batches);
+//   - the Q' tile is read through the element machinery (any prologue of slices, reshapes,
+//     transposes, casts and scales works; rows past M read row M − 1 and are not stored);
+//   - per key tile (64 keys of 16-bit values; 32 keys of floats) K' and V' are read the same way
+//     into shared memory, keys past N as zeros; S = Q'·K' by mma.sync m16n8k16 with f32
+//     accumulation (Q' kept as A fragments, K' [key][d] and V'ᵀ [e][key] read as 32-bit pairs,
+//     rows padded by 8 values: no bank conflicts), or by f32 FMAs from float4 reads;
+//   - each score goes through the ops up to the softmax's operand in registers, at its flat
+//     index (a mask broadcast over heads and rows is read there); keys past N score −inf;
+//   - softmax per query row: the four lanes of a row combine their maxima with shuffles.
+//     When only casts lead from the softmax to P' (one pass, online softmax): a running max and
+//     sum, the accumulator rescaled when the max grows, P = exp(s − max) rounded to P''s type as
+//     it packs into the mma A fragments, O divided by the sum at the end. Otherwise (e.g.
+//     PyTorch's where(is_nan(P), 0, P)) two passes: the row max and sum over all keys first,
+//     then P = exp(s − max) / sum at each score's index through the ops to P' exactly as the
+//     body computes them;
+//   - O += P'·V' by mma (16-bit) or through a per-warp P tile in shared memory (f32, rounded to
+//     TF32 where the matmul's tf32 attribute is set);
+//   - at the end the warps' partial O and row statistics meet in shared memory (reusing the
+//     tiles), and the block's threads write each output element through the epilogue.
+//
+// Shared memory, at most about 36 KB: 16-bit: 64 × (D + 8) + E × 72 values (Q' staged in the K'
+// buffer); f32: Q' 64 × (D + 4), K' and V' 32 × (D + 4), 32 × (E + 4), P 64 × (keys a warp + 4).
+#pragma once
+
+#include "codegen/attention_body.h"
+#include "codegen/kernel_spec.h"
+
+namespace kiln::codegen {
+
+// Whether the tiled kernel can compute `body`: on tensor cores, 16-bit matmul operands (the
+// same type for each matmul), head size D a multiple of 16 and E of 8, each at most 128, and a
+// softmax not in f64; on the CUDA cores, f32 operands, scores, softmax and O, D a multiple of 4
+// and E of 8, each at most 64.
+bool fits_tiled_attention(const AttentionShape& shape);
+
+KernelSpec emit_tiled_attention_kernel(const KernelBody& body, const AttentionShape& shape);
+
+}  // namespace kiln::codegen
