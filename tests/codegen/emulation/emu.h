@@ -1,10 +1,11 @@
-// A CPU emulation of the CUDA the tiled attention kernels use, so that their generated source
-// runs (compiled as C++20) without a GPU: a block is 128 std::threads; __shared__ variables are
-// function statics (blocks run one after another); __syncthreads and __syncwarp are barriers;
+// A CPU emulation of the CUDA kiln's kernels use, so that their generated source runs (compiled
+// as C++20) without a GPU: a block is blockDim.x std::threads; __shared__ variables are function
+// statics (blocks run one after another); __syncthreads and __syncwarp are barriers;
 // __shfl_xor_sync exchanges through a per-warp slot array; mma.sync m16n8k16 (f16, bf16) gathers
 // the warp's fragments (layouts of codegen/device_functions.cc) and multiplies in f32; 16-bit
 // conversions round to nearest even (_Float16, and the bf16 bit arithmetic of the library).
-// Only the kiln_* functions those kernels call are here. Used by run_emulated.py.
+// Here are the kiln_* functions whose library versions are PTX (or need these replacements);
+// run_emulated.py keeps the rest of the library in the kernel's source. Used by run_emulated.py.
 #pragma once
 
 #include <algorithm>
@@ -19,9 +20,9 @@ struct dim3e {
   unsigned x = 0, y = 0, z = 0;
 };
 thread_local dim3e threadIdx, blockIdx;
-dim3e blockDim{128, 1, 1};
+dim3e blockDim{128, 1, 1}, gridDim{1, 1, 1};
 std::barrier<>* g_emu_block;
-std::barrier<>* g_emu_warp[4];
+std::barrier<>* g_emu_warp[32];
 #define __global__
 #define __device__
 #define __forceinline__ inline
@@ -29,10 +30,18 @@ std::barrier<>* g_emu_warp[4];
 #define __restrict__ __restrict
 #define __shared__ static
 #define __align__(n) __attribute__((aligned(n)))
+using std::erf;
 using std::exp;
+using std::isinf;
 using std::isnan;
+using std::log;
+using std::pow;
+using std::sqrt;
 inline int min(int a, int b) { return a < b ? a : b; }
 inline long long min(long long a, long long b) { return a < b ? a : b; }
+inline int max(int a, int b) { return a > b ? a : b; }
+inline long long max(long long a, long long b) { return a > b ? a : b; }
+inline float __fdividef(float a, float b) { return a / b; }
 inline void __syncthreads() { g_emu_block->arrive_and_wait(); }
 inline void __syncwarp() { g_emu_warp[threadIdx.x / 32]->arrive_and_wait(); }
 inline float __int_as_float(unsigned v) {
@@ -48,7 +57,7 @@ inline unsigned __float_as_uint(float f) {
 }
 template <class T>
 T __shfl_xor_sync(unsigned, T v, int mask) {
-  static T slots[4][32];
+  static T slots[32][32];
   const int w = threadIdx.x / 32, l = threadIdx.x % 32;
   slots[w][l] = v;
   __syncwarp();
@@ -94,6 +103,7 @@ inline long long kiln_resolve_index(long long index, long long dim) {
 inline unsigned kiln_pack_f16x2(float low, float high) {
   return kiln_f32_to_f16(low) | (unsigned(kiln_f32_to_f16(high)) << 16);
 }
+inline unsigned kiln_f32x2_to_f16x2(float low, float high) { return kiln_pack_f16x2(low, high); }
 inline unsigned kiln_pack_bf16x2(float low, float high) {
   return kiln_f32_to_bf16(low) | (unsigned(kiln_f32_to_bf16(high)) << 16);
 }
