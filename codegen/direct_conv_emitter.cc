@@ -162,7 +162,7 @@ KernelSpec emit_direct_conv_kernel(const KernelBody& body) {
   if (!conv) throw InternalError("emit_direct_conv_kernel: no conv in the body");
   const int64_t count = conv->result()->type().num_elements();
   KernelSpec spec;
-  const std::vector<std::string> outputs = begin_grid_stride_spec(spec, body, *conv, count);
+  const std::vector<std::string> outputs = begin_grid_stride_spec(spec, body, *conv, count, count);
   spec.body = DirectConvWriter(body, *conv, spec, outputs).write(count);
   return spec;
 }

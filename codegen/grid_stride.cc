@@ -16,12 +16,13 @@ constexpr int64_t kMaxBlocks = 65535;
 }  // namespace
 
 std::vector<std::string> begin_grid_stride_spec(KernelSpec& spec, const KernelBody& body,
-                                                const Node& anchor, int64_t count) {
+                                                const Node& anchor, int64_t count,
+                                                int64_t output_elements) {
   for (const Value* output : body.outputs) {
-    if (output->type().num_elements() != count) {
+    if (output->type().num_elements() != output_elements) {
       throw UnsupportedError(anchor.describe() + ": its kernel writes outputs of " +
-                             std::to_string(count) + " elements, " + output->name() + " has " +
-                             std::to_string(output->type().num_elements()));
+                             std::to_string(output_elements) + " elements, " + output->name() +
+                             " has " + std::to_string(output->type().num_elements()));
     }
   }
   const int64_t blocks = std::clamp<int64_t>((count + kBlockSize - 1) / kBlockSize, 1, kMaxBlocks);

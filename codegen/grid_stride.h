@@ -1,6 +1,6 @@
-// The frame of kernels that compute one output element per thread (direct conv, LRN): blocks of
-// 256 threads in a grid-stride loop over the flat output index `i`, each thread writing every
-// body output at `i` after the fusion's epilogue.
+// The frame of kernels that compute one output element per thread (direct conv, LRN) or one
+// line of them (cum_sum): blocks of 256 threads in a grid-stride loop over `i`, each thread
+// writing every body output at its elements after the fusion's epilogue.
 #pragma once
 
 #include <string>
@@ -11,11 +11,12 @@
 
 namespace kiln::codegen {
 
-// Starts `spec` for `body` (begin_spec) with a grid for `count` elements; returns the outputs'
-// parameter names. Throws UnsupportedError, naming `anchor`, for an output that does not have
-// `count` elements.
+// Starts `spec` for `body` (begin_spec) with a grid for `count` threads' work; returns the
+// outputs' parameter names. Throws UnsupportedError, naming `anchor`, for an output that does not
+// have `output_elements` elements.
 std::vector<std::string> begin_grid_stride_spec(KernelSpec& spec, const KernelBody& body,
-                                                const Node& anchor, int64_t count);
+                                                const Node& anchor, int64_t count,
+                                                int64_t output_elements);
 
 // The index type such a kernel needs.
 std::string grid_stride_index_type(const KernelBody& body);

@@ -12,6 +12,7 @@
 
 #include "codegen/attention_emitter.h"
 #include "codegen/contraction_emitter.h"
+#include "codegen/cum_sum_emitter.h"
 #include "codegen/direct_conv_emitter.h"
 #include "codegen/kernel_body.h"
 #include "codegen/kernel_spec.h"
@@ -43,15 +44,17 @@ std::string refusal(const Node& node) {
   }
   const bool contraction = node.op() == "gemm" || node.op() == "matmul" || node.op() == "conv" ||
                            node.op() == "conv_transpose";
-  return node.info().category <= OpCategory::kReduction || contraction ? "" : node.describe();
+  const bool generated = contraction || node.op() == "cum_sum";
+  return node.info().category <= OpCategory::kReduction || generated ? "" : node.describe();
 }
 
-// An attention, pooling, direct conv or contraction kernel for bodies anchored by one; a reduction
-// kernel for fusion.reduction and single reduction ops, else a loop kernel.
+// An attention, pooling, direct conv, cum_sum or contraction kernel for bodies anchored by one; a
+// reduction kernel for fusion.reduction and single reduction ops, else a loop kernel.
 KernelSpec emit_kernel(const KernelBody& body) {
   if (is_attention_body(body)) return emit_attention_kernel(body);
   if (is_pool_body(body)) return emit_pool_kernel(body);
   if (is_direct_conv_body(body)) return emit_direct_conv_kernel(body);
+  if (is_cum_sum_body(body)) return emit_cum_sum_kernel(body);
   if (is_contraction_body(body)) return emit_contraction_kernel(body);
   const bool single_op = body.nodes.size() == 1 && body.kind == body.nodes[0]->op();
   const bool reduction = single_op ? body.nodes[0]->info().category == OpCategory::kReduction

@@ -19,7 +19,7 @@ KernelSpec emit_lrn_kernel(const KernelBody& body, const Node& lrn) {
   const std::string t(cuda_compute_type(dtype));
 
   KernelSpec spec;
-  const std::vector<std::string> outputs = begin_grid_stride_spec(spec, body, lrn, count);
+  const std::vector<std::string> outputs = begin_grid_stride_spec(spec, body, lrn, count, count);
   CodeWriter code(1);
   ElementEmitter e(code, spec.params, grid_stride_index_type(body));
   open_grid_stride_loop(e, count);

@@ -4,15 +4,15 @@ output with kiln's CPU reference interpreter.
 
     run_emulated.py --kiln BUILD/bin/kiln --cxx g++ --work-dir DIR GRAPH.kir PRECISION
 
-The graph must lower to a single kernel whose inputs and outputs are f32 or f16 (the graph's
-own, --io-precision declared). Steps: `kiln compile --emit-cuda` (sm_80) and `kiln inspect` for the
-kernel, its grid, block and arguments; seeded normal inputs; `kiln run --device cpu` for the
-reference; the kernel's source after emu.h (without the device functions emu.h replaces), with a
-main() that launches the grid block by block, compiled with the C++ compiler and run. Passes
-when, in fp32, every element is within 1e-4 + 1e-3·|want|, and in fp16/bf16 the cosine
-similarity is at least 0.9999, as for every f16 output (NaNs where the reference has them in
-both cases). Prints one line;
-exit status 1 on a mismatch or a failed step.
+The graph must lower to a single kernel whose inputs and outputs are f32, f16, i32 or i64 (the
+graph's own, --io-precision declared). Steps: `kiln compile --emit-cuda` (sm_80) and `kiln
+inspect` for the kernel, its grid, block and arguments; seeded inputs (normal; integers uniform
+over a range where sums wrap); `kiln run --device cpu` for the reference; the kernel's source
+after emu.h (without the device functions emu.h replaces), with a main() that launches the grid
+block by block, compiled with the C++ compiler and run. Passes when, in fp32, every element is
+within 1e-4 + 1e-3·|want|, and in fp16/bf16 (and for every f16 output) the cosine similarity is
+at least 0.9999 (NaNs where the reference has them in both cases). Prints one line; exit status
+1 on a mismatch or a failed step.
 """
 import argparse
 import os
@@ -39,7 +39,12 @@ def run(command, **kwargs):
 
 # Element types of the kernel parameters the emulation reads and writes: IR dtype -> (C type,
 # numpy dtype).
-PARAMETER_TYPES = {"f32": ("float", np.float32), "f16": ("unsigned short", np.float16)}
+PARAMETER_TYPES = {"f32": ("float", np.float32), "f16": ("unsigned short", np.float16),
+                   "i32": ("int", np.int32), "i64": ("long long", np.int64)}
+
+
+# Integer inputs are drawn uniformly from these ranges, wide enough for sums to wrap around.
+INTEGER_INPUT_RANGE = {"i32": (-2**30, 2**30), "i64": (-2**62, 2**62)}
 
 
 def dtype_of(type_text):
@@ -90,7 +95,7 @@ def emulator_source(cuda, kernel, grid, block, arguments, buffers, work):
     for i, (parameter, name) in enumerate(zip(parameters, arguments)):
         c_type, numpy_type = PARAMETER_TYPES.get(dtype_of(buffers[name]), (None, None))
         if parameter.split("*")[0].replace("const", "").strip() != c_type:
-            raise Failed(f"{kernel}: parameter '{parameter}' is not f32 or f16")
+            raise Failed(f"{kernel}: parameter '{parameter}' is not f32, f16, i32 or i64")
         count = int(np.prod(shape_of(buffers[name])))
         lines.append(f"  std::vector<{c_type}> p{i}({count});")
         if parameter.startswith("const"):
@@ -151,8 +156,12 @@ def main():
         rng = np.random.default_rng(7)
         feeds = []
         for input_name in inputs:
-            values = rng.standard_normal(shape_of(buffers[input_name])).astype(
-                PARAMETER_TYPES[dtype_of(buffers[input_name])][1])
+            dtype, shape = dtype_of(buffers[input_name]), shape_of(buffers[input_name])
+            numpy_type = PARAMETER_TYPES[dtype][1]
+            if dtype in INTEGER_INPUT_RANGE:
+                values = rng.integers(*INTEGER_INPUT_RANGE[dtype], size=shape, dtype=numpy_type)
+            else:
+                values = rng.standard_normal(shape).astype(numpy_type)
             np.save(f"{work}/{input_name}.npy", values)
             feeds += ["--input", f"{input_name}={work}/{input_name}.npy"]
         run([args.kiln, "run", args.graph, "--device", "cpu", "--precision", args.precision,
