@@ -1,18 +1,25 @@
 // Contraction kernels: fusion.epilogue, and single gemm, matmul and conv nodes. Every one is a
-// batched GEMM, out[b, m, n] = Σ_k A(b, m, k) · B(b, k, n), computed in f32 (f32 accumulation
-// for 16-bit operands; operands rounded to TF32 when the op's tf32 attribute is set):
+// batched GEMM, out[b, m, n] = Σ_k A(b, m, k) · B(b, k, n) (codegen/contraction_view.h maps
+// (b, m, k), (b, k, n), (b, m, n) to each op's operands and result), computed in f32. Two
+// kernels:
 //
-//   matmul  A, B: the operands (numpy batch broadcasting); b over the result's batch dims
-//   gemm    alpha · op(A) · op(B) + beta · C, op = transpose when transA / transB
-//   conv    2-D, implicit GEMM per group b: m = (image, out_y, out_x), n = output channel of
-//           the group, k = (input channel of the group, kernel_y, kernel_x); padding reads 0
+//   tensor cores   operands f16 or bf16 (after the mixed-precision pass): mma.sync.m16n8k16;
+//                  f32 operands of an op with tf32=1: rounded to TF32, mma.sync.m16n8k8. f32
+//                  accumulators, block tiles and split-K chosen per problem
+//                  (codegen/mma_contraction_emitter.h, codegen/contraction_tiling.h). A split
+//                  contraction is two kernels: the slices' sums into an f32 workspace, then
+//                  their sum through the epilogue.
+//   SIMT           everything else (f32 without tf32, f64, integers): a 64 × 64 tile of one b
+//                  per block, 256 threads, 4 × 4 outputs each, K in steps of 16 staged through
+//                  shared memory.
 //
-// A block computes a 64 × 64 tile of one b: 256 threads, 4 × 4 outputs each, K in steps of 16
-// staged through shared memory. The operands' elements come from the element machinery
-// (codegen/element_emitter.h), so a fusion's prologue ops (cast, scale, slice, transpose, ...)
-// are computed as the tile loads them. Each result element then goes through the fusion's
-// epilogue (bias, activation, residual, cast, ...) at its flat output index and is stored.
+// In both, the operands' elements come from the element machinery (codegen/element_emitter.h),
+// so a fusion's prologue ops (cast, scale, slice, transpose, ...) are computed as the tile loads
+// them, and each result element goes through the fusion's epilogue (bias, activation, residual,
+// cast, ...) at its flat output index, exactly once.
 #pragma once
+
+#include <vector>
 
 #include "codegen/kernel_body.h"
 #include "codegen/kernel_spec.h"
@@ -22,8 +29,15 @@ namespace kiln::codegen {
 // Whether `body` is a contraction kernel (its anchor is a gemm, matmul or conv).
 bool is_contraction_body(const KernelBody& body);
 
-// Throws UnsupportedError naming what it cannot do yet (rank-1 matmul operands, convolutions
-// other than 2-D, conv_transpose).
+// Whether `body` is a contraction that is split along K (two kernels). Only tensor-core
+// contractions at least 2 · kMinSplitTiles K-steps deep split (contraction_tiling.h).
+bool is_split_k_contraction_body(const KernelBody& body);
+
+// The one kernel of a contraction that is not split. Throws UnsupportedError naming what it
+// cannot do yet (rank-1 matmul operands, convolutions other than 2-D, conv_transpose).
 KernelSpec emit_contraction_kernel(const KernelBody& body);
+
+// A split contraction's two kernels, in launch order; they share an f32 workspace parameter.
+std::vector<KernelSpec> emit_split_k_contraction_kernels(const KernelBody& body);
 
 }  // namespace kiln::codegen

@@ -372,6 +372,19 @@ __device__ __forceinline__ void kiln_block_arg_reduce(T& best, long long& best_i
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
                :: "r"(address), "l"(global), "r"(valid ? 16 : 0));
 })"},
+      // 8 and 4 bytes (cp.async.ca: .cg takes 16 bytes only), zero-filled likewise.
+      {"kiln_cp_async_8",
+       R"(__device__ __forceinline__ void kiln_cp_async_8(void* shared, const void* global, bool valid) {
+  const unsigned address = static_cast<unsigned>(__cvta_generic_to_shared(shared));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;"
+               :: "r"(address), "l"(global), "r"(valid ? 8 : 0));
+})"},
+      {"kiln_cp_async_4",
+       R"(__device__ __forceinline__ void kiln_cp_async_4(void* shared, const void* global, bool valid) {
+  const unsigned address = static_cast<unsigned>(__cvta_generic_to_shared(shared));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;"
+               :: "r"(address), "l"(global), "r"(valid ? 4 : 0));
+})"},
       {"kiln_cp_async_commit", R"(__device__ __forceinline__ void kiln_cp_async_commit() {
   asm volatile("cp.async.commit_group;");
 })"},

@@ -33,10 +33,17 @@ const std::string& KernelParams::add_output(const Value* value) {
   return outputs_.back().name;
 }
 
+const std::string& KernelParams::add_workspace(int64_t floats) {
+  if (!workspace_.empty()) throw InternalError("a kernel declares its workspace twice");
+  workspace_.push_back({KernelParam::Role::kWorkspace, nullptr, "workspace", floats});
+  return workspace_.back().name;
+}
+
 std::vector<KernelParam> KernelParams::all() const {
   std::vector<KernelParam> params = inputs_;
   params.insert(params.end(), constants_.begin(), constants_.end());
   params.insert(params.end(), outputs_.begin(), outputs_.end());
+  params.insert(params.end(), workspace_.begin(), workspace_.end());
   return params;
 }
 
@@ -44,6 +51,10 @@ std::string KernelParams::signature() const {
   std::string text;
   for (const KernelParam& param : all()) {
     if (!text.empty()) text += ", ";
+    if (param.role == KernelParam::Role::kWorkspace) {
+      text += "float* __restrict__ " + param.name;
+      continue;
+    }
     const bool writes = param.role == KernelParam::Role::kOutput;
     text += std::string(writes ? "" : "const ") +
             std::string(cuda_storage_type(param.value->type().dtype)) + "* __restrict__ " +

@@ -1,7 +1,8 @@
 // A kernel's parameters: one `T*` per buffer it reads or writes, each tied to the IR value it
 // holds. Inputs come first (in the order they were declared), then constants the kernel reads
-// from weight buffers (in order of first use), then outputs. Lowering (codegen/lower.h) maps
-// each parameter's value to a Program buffer.
+// from weight buffers (in order of first use), then outputs, then at most one f32 workspace (a
+// scratch buffer no IR value holds, which the kernels of one kernel node share: split-K's
+// partial sums). Lowering (codegen/lower.h) maps each parameter to a Program buffer.
 #pragma once
 
 #include <map>
@@ -13,10 +14,11 @@
 namespace kiln::codegen {
 
 struct KernelParam {
-  enum class Role { kInput, kConstant, kOutput };
+  enum class Role { kInput, kConstant, kOutput, kWorkspace };
   Role role;
-  const Value* value;
-  std::string name;  // "in0", "const0", "out0"
+  const Value* value;            // nullptr for the workspace
+  std::string name;              // "in0", "const0", "out0", "workspace"
+  int64_t workspace_floats = 0;  // the workspace's size
 };
 
 class KernelParams {
@@ -30,13 +32,16 @@ class KernelParams {
   // Declares an output parameter writing `value`; each call adds one.
   const std::string& add_output(const Value* value);
 
-  // In parameter order: inputs, constants, outputs.
+  // Declares the f32 workspace of `floats` elements; returns its name.
+  const std::string& add_workspace(int64_t floats);
+
+  // In parameter order: inputs, constants, outputs, workspace.
   std::vector<KernelParam> all() const;
   // "const float* __restrict__ in0, unsigned short* __restrict__ out0".
   std::string signature() const;
 
  private:
-  std::vector<KernelParam> inputs_, constants_, outputs_;
+  std::vector<KernelParam> inputs_, constants_, outputs_, workspace_;
   std::map<const Value*, size_t> input_index_, constant_index_;
 };
 

@@ -60,6 +60,12 @@ void check_device_pointers(const Program& program, const std::vector<int>& signa
     if (pointers[i] == nullptr && buffer.type.num_bytes() != 0) {
       throw InputError(fmt::format("{} '{}': the device pointer is null", what, buffer.name));
     }
+    // Kernels read inputs 16 bytes at a time (vectorized loop kernels, cp.async in contraction
+    // kernels) and may write outputs so.
+    if (reinterpret_cast<uintptr_t>(pointers[i]) % kDevicePointerAlignment != 0) {
+      throw InputError(fmt::format("{} '{}': the device pointer is not {}-byte aligned", what,
+                                   buffer.name, kDevicePointerAlignment));
+    }
   }
 }
 

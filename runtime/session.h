@@ -17,6 +17,7 @@
 // "no CUDA device" when there is none, InternalError for CUDA failing.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -29,6 +30,9 @@ namespace kiln {
 // Throws UnsupportedError "no CUDA device" (with CUDA's reason when it gives one) unless a CUDA
 // device can be used.
 void require_cuda_device();
+
+// The alignment run_device needs of every device pointer: kernels move 16 bytes at a time.
+inline constexpr uintptr_t kDevicePointerAlignment = 16;
 
 class Session {
  public:
@@ -47,7 +51,8 @@ class Session {
   // the outputs in order.
   std::vector<Tensor> run(const std::vector<Tensor>& inputs);
   // Device pointers, one per input and one per output in order, each to a buffer of its
-  // signature's size. Returns when the outputs are written.
+  // signature's size, aligned to kDevicePointerAlignment (as cudaMalloc's are). Returns when the
+  // outputs are written.
   void run_device(const std::vector<const void*>& inputs, const std::vector<void*>& outputs);
   // Milliseconds of each of `iterations` graph replays after `warmup` unmeasured ones, on the
   // last run's inputs (zeros before the first run).

@@ -5,7 +5,7 @@
 // kiln test-onnx does (|got - want| <= atol + rtol * |want|, atol 1e-4, rtol 1e-3, at least two
 // units in the last place for f16 and bf16 outputs). The ctest of label gpu.
 //
-//   kiln_gpu_node_tests --node-tests DIR [--precision fp16|bf16] [--filter TEXT] [-q]
+//   kiln_gpu_node_tests --node-tests DIR [--precision fp16|bf16|tf32] [--filter TEXT] [-q]
 //
 // With --precision the pipeline includes mixed precision (graph inputs and outputs keep their
 // dtypes) and float outputs are judged as test-onnx judges them then: cosine similarity at
@@ -137,7 +137,7 @@ int main(int argc, char** argv) {
     } else if (arg == "-q") {
       options.quiet = true;
     } else {
-      std::cerr << "usage: kiln_gpu_node_tests --node-tests DIR [--precision fp16|bf16] "
+      std::cerr << "usage: kiln_gpu_node_tests --node-tests DIR [--precision fp16|bf16|tf32] "
                    "[--filter TEXT] [-q]\n";
       return 2;
     }

@@ -122,6 +122,15 @@ TEST(SessionGpuTest, WrongInputTypeNamesTheInput) {
   }
   EXPECT_THROW(session.run({}), InputError);
   EXPECT_THROW(session.run_device({nullptr}, {nullptr}), InputError);
+  // Checked before the pointers are used: kernels read 16 bytes at a time.
+  void* const misaligned = reinterpret_cast<void*>(uintptr_t{0x10002});
+  void* const aligned = reinterpret_cast<void*>(uintptr_t{0x20000});
+  try {
+    session.run_device({misaligned}, {aligned});
+    FAIL() << "expected an InputError";
+  } catch (const InputError& error) {
+    EXPECT_EQ(std::string(error.what()), "input 'x': the device pointer is not 16-byte aligned");
+  }
 }
 
 TEST(SessionGpuTest, TimesGraphReplays) {

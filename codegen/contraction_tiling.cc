@@ -1,0 +1,46 @@
+// Tile and split-K choice for tensor-core contractions (see the header).
+#include "codegen/contraction_tiling.h"
+
+#include <algorithm>
+
+namespace kiln::codegen {
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+int64_t blocks_of(const MmaTiling& tiling, int64_t batch, int64_t rows, int64_t cols) {
+  return ceil_div(rows, tiling.block_m) * ceil_div(cols, tiling.block_n) * batch;
+}
+
+}  // namespace
+
+MmaTiling choose_mma_tiling(int64_t batch, int64_t rows, int64_t cols, int64_t depth) {
+  const MmaTiling wide_rows{.block_m = 128, .block_n = 64, .warps_m = 2, .warps_n = 2};
+  const MmaTiling wide_cols{.block_m = 64, .block_n = 128, .warps_m = 2, .warps_n = 2};
+  const MmaTiling candidates[] = {
+      {.block_m = 128, .block_n = 128, .warps_m = 2, .warps_n = 4},
+      rows >= cols ? wide_rows : wide_cols,
+      {.block_m = 64, .block_n = 64, .warps_m = 2, .warps_n = 2},
+  };
+  MmaTiling tiling = candidates[2];
+  for (const MmaTiling& candidate : candidates) {
+    if (blocks_of(candidate, batch, rows, cols) >= kTargetBlocks) {
+      tiling = candidate;
+      break;
+    }
+  }
+  const int64_t k_steps = ceil_div(depth, kMmaTileK);
+  tiling.split_depth = k_steps * kMmaTileK;
+  const int64_t blocks = blocks_of(tiling, batch, rows, cols);
+  if (blocks >= kTargetBlocks) return tiling;
+  const int64_t wanted = std::min<int64_t>(ceil_div(kTargetBlocks, blocks), kMaxSplits);
+  const int64_t most = k_steps / kMinSplitTiles;
+  const int64_t splits = std::min(wanted, most);
+  if (splits < 2) return tiling;
+  const int64_t steps_per_split = ceil_div(k_steps, splits);
+  tiling.split_depth = steps_per_split * kMmaTileK;
+  tiling.splits = static_cast<int>(ceil_div(k_steps, steps_per_split));
+  return tiling;
+}
+
+}  // namespace kiln::codegen

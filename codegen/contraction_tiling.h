@@ -1,0 +1,36 @@
+// The shape of a tensor-core contraction kernel for one problem (a batched GEMM of `batch` ×
+// rows × cols, summed over depth): its block tile, warps, and how many slices of K separate
+// blocks sum (split-K), chosen so the grid fills the GPU.
+//
+//   1. The largest block tile of 128×128 (8 warps, 64×32 each), 128×64 or 64×128 (4 warps),
+//      64×64 (4 warps, 32×32 each) whose grid has at least one block per SM (kTargetBlocks,
+//      the 132 SMs of an H100/H200); else 64×64.
+//   2. When even that grid is short of kTargetBlocks, K is split into up to kMaxSplits slices
+//      (each a multiple of kMmaTileK and at least kMinSplitTiles K-steps deep) so that about
+//      kTargetBlocks blocks run; the slices' sums meet in an f32 workspace that a second kernel
+//      adds up before the epilogue.
+#pragma once
+
+#include <cstdint>
+
+namespace kiln::codegen {
+
+inline constexpr int kMmaTileK = 32;  // depth of a block's K step (two m16n8k16 steps)
+inline constexpr int64_t kTargetBlocks = 132;
+inline constexpr int kMaxSplits = 16;
+inline constexpr int kMinSplitTiles = 4;
+
+struct MmaTiling {
+  int block_m = 64, block_n = 64;  // output rows and columns of a block
+  int warps_m = 2, warps_n = 2;    // warps along rows and columns
+  int splits = 1;                  // slices of K (1: no split)
+  int64_t split_depth = 0;         // depth of a slice, a multiple of kMmaTileK
+
+  int threads() const { return warps_m * warps_n * 32; }
+  int warp_m() const { return block_m / warps_m; }  // a warp's rows (a multiple of 16)
+  int warp_n() const { return block_n / warps_n; }  // a warp's columns (a multiple of 16)
+};
+
+MmaTiling choose_mma_tiling(int64_t batch, int64_t rows, int64_t cols, int64_t depth);
+
+}  // namespace kiln::codegen

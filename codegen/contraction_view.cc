@@ -1,0 +1,238 @@
+// The GEMM views of gemm, matmul and conv (see the header).
+#include "codegen/contraction_view.h"
+
+#include <fmt/format.h>
+
+#include "ir/cuda_expr.h"
+#include "ir/error.h"
+
+namespace kiln::codegen {
+namespace {
+
+class MatmulView : public ContractionView {
+ public:
+  explicit MatmulView(const Node& node) : ContractionView(node) {
+    const Shape& a = node.operand(0)->type().shape;
+    const Shape& b = node.operand(1)->type().shape;
+    const Shape& out = node.result()->type().shape;
+    if (a.size() < 2 || b.size() < 2) {
+      throw UnsupportedError(node.describe() + ": matmul of a rank-1 operand on the GPU");
+    }
+    rows = a[a.size() - 2];
+    depth = a.back();
+    cols = b.back();
+    batch_shape_.assign(out.begin(), out.end() - 2);
+    for (int64_t dim : batch_shape_) batch *= dim;
+  }
+  std::string a_index(ElementEmitter& e, const std::string& b, const std::string& m,
+                      const std::string& k) override {
+    return operand_index(e, a_operand(), b, m, k, rows, depth);
+  }
+  std::string b_index(ElementEmitter& e, const std::string& b, const std::string& k,
+                      const std::string& n) override {
+    return operand_index(e, b_operand(), b, k, n, depth, cols);
+  }
+  std::string result_index(ElementEmitter& e, const std::string& b, const std::string& m,
+                           const std::string& n) override {
+    return e.index_temp(fmt::format("({} * {} + {}) * {} + {}", b, rows, m, cols, n));
+  }
+  std::string result(ElementEmitter&, const std::string&, const std::string&, const std::string&,
+                     const std::string& sum) override {
+    return sum;
+  }
+  bool a_contiguous_along_m() const override { return false; }
+  bool b_contiguous_along_k() const override { return false; }
+  int64_t a_contiguous_run() const override { return depth; }
+  int64_t b_contiguous_run() const override { return cols; }
+  bool result_contiguous_along_m() const override { return false; }
+
+ private:
+  // The index in `value`, a [batch..., r, c] matrix broadcast over the result's batch dims.
+  std::string operand_index(ElementEmitter& e, const Value* value, const std::string& b,
+                            const std::string& r, const std::string& c, int64_t r_size,
+                            int64_t c_size) {
+    Shape full = batch_shape_;
+    full.push_back(r_size);
+    full.push_back(c_size);
+    const std::string flat =
+        e.index_temp(fmt::format("({} * {} + {}) * {} + {}", b, r_size, r, c_size, c));
+    return e.broadcast_index(flat, full, value->type().shape);
+  }
+
+  Shape batch_shape_;
+};
+
+class GemmView : public ContractionView {
+ public:
+  explicit GemmView(const Node& node) : ContractionView(node) {
+    const Shape& a = node.operand(0)->type().shape;
+    const Shape& b = node.operand(1)->type().shape;
+    trans_a_ = node.int_attr("transA") != 0;
+    trans_b_ = node.int_attr("transB") != 0;
+    rows = trans_a_ ? a[1] : a[0];
+    depth = trans_a_ ? a[0] : a[1];
+    cols = trans_b_ ? b[0] : b[1];
+  }
+  std::string a_index(ElementEmitter& e, const std::string&, const std::string& m,
+                      const std::string& k) override {
+    return e.index_temp(trans_a_ ? fmt::format("{} * {} + {}", k, rows, m)
+                                 : fmt::format("{} * {} + {}", m, depth, k));
+  }
+  std::string b_index(ElementEmitter& e, const std::string&, const std::string& k,
+                      const std::string& n) override {
+    return e.index_temp(trans_b_ ? fmt::format("{} * {} + {}", n, depth, k)
+                                 : fmt::format("{} * {} + {}", k, cols, n));
+  }
+  std::string result_index(ElementEmitter& e, const std::string&, const std::string& m,
+                           const std::string& n) override {
+    return e.index_temp(fmt::format("{} * {} + {}", m, cols, n));
+  }
+  std::string result(ElementEmitter& e, const std::string& b, const std::string& m,
+                     const std::string& n, const std::string& sum) override {
+    const double alpha = node_.float_attr("alpha");
+    const double beta = node_.float_attr("beta");
+    std::string value =
+        alpha == 1.0 ? sum : fmt::format("{} * {}", cuda_literal(alpha, DType::kF32), sum);
+    if (node_.operands().size() > 2 && beta != 0.0) {
+      const Value* c = node_.operand(2);
+      const std::string c_element =
+          e.element(c, e.broadcast_index(result_index(e, b, m, n), {rows, cols}, c->type().shape));
+      value = beta == 1.0
+                  ? fmt::format("{} + {}", value, c_element)
+                  : fmt::format("{} + {} * {}", value, cuda_literal(beta, DType::kF32), c_element);
+    }
+    return e.temp("float", value);
+  }
+  bool a_contiguous_along_m() const override { return trans_a_; }
+  bool b_contiguous_along_k() const override { return trans_b_; }
+  int64_t a_contiguous_run() const override { return trans_a_ ? rows : depth; }
+  int64_t b_contiguous_run() const override { return trans_b_ ? depth : cols; }
+  bool result_contiguous_along_m() const override { return false; }
+
+ private:
+  bool trans_a_ = false, trans_b_ = false;
+};
+
+class ConvView : public ContractionView {
+ public:
+  explicit ConvView(const Node& node) : ContractionView(node) {
+    const Shape& x = node.operand(0)->type().shape;
+    const Shape& w = node.operand(1)->type().shape;
+    const Shape& y = node.result()->type().shape;
+    if (x.size() != 4) {
+      throw UnsupportedError(node.describe() + ": only 2-D convolutions on the GPU so far");
+    }
+    groups_ = node.int_attr("group");
+    channels_ = x[1];
+    height_ = x[2];
+    width_ = x[3];
+    out_channels_ = w[0];
+    kernel_h_ = w[2];
+    kernel_w_ = w[3];
+    out_h_ = y[2];
+    out_w_ = y[3];
+    strides_ = node.ints_attr("strides");
+    pads_ = node.ints_attr("pads");
+    dilations_ = node.ints_attr("dilations");
+    batch = groups_;
+    rows = x[0] * out_h_ * out_w_;
+    cols = out_channels_ / groups_;
+    depth = (channels_ / groups_) * kernel_h_ * kernel_w_;
+  }
+  std::string a_padding(ElementEmitter& e, const std::string& b, const std::string& m,
+                        const std::string& k) override {
+    input_coordinates(e, b, m, k);
+    return fmt::format("{} >= 0 && {} < {} && {} >= 0 && {} < {}", iy_, iy_, height_, ix_, ix_,
+                       width_);
+  }
+  std::string a_index(ElementEmitter& e, const std::string& b, const std::string& m,
+                      const std::string& k) override {
+    input_coordinates(e, b, m, k);
+    return e.index_temp(fmt::format("(({} * {} + {}) * {} + {}) * {} + {}", image_, channels_,
+                                    channel_, height_, iy_, width_, ix_));
+  }
+  std::string b_index(ElementEmitter& e, const std::string& b, const std::string& k,
+                      const std::string& n) override {
+    const std::string oc = e.index_temp(fmt::format("{} * {} + {}", b, cols, n));
+    return e.index_temp(fmt::format("{} * {} + {}", oc, depth, k));
+  }
+  std::string result_index(ElementEmitter& e, const std::string& b, const std::string& m,
+                           const std::string& n) override {
+    const std::string image = e.index_temp(fmt::format("{} / {}", m, out_h_ * out_w_));
+    const std::string pixel = e.index_temp(fmt::format("{} % {}", m, out_h_ * out_w_));
+    const std::string oc = e.index_temp(fmt::format("{} * {} + {}", b, cols, n));
+    return e.index_temp(
+        fmt::format("({} * {} + {}) * {} + {}", image, out_channels_, oc, out_h_ * out_w_, pixel));
+  }
+  std::string result(ElementEmitter& e, const std::string& b, const std::string&,
+                     const std::string& n, const std::string& sum) override {
+    if (node_.operands().size() < 3) return sum;
+    const std::string oc = e.index_temp(fmt::format("{} * {} + {}", b, cols, n));
+    return e.temp("float", fmt::format("{} + {}", sum, e.element(node_.operand(2), oc)));
+  }
+  // Neighbouring output pixels read neighbouring input pixels; weights are [oc][k]. A 1×1
+  // convolution of stride 1 without padding reads each image's pixels as they lie.
+  bool a_contiguous_along_m() const override { return true; }
+  bool b_contiguous_along_k() const override { return true; }
+  int64_t a_contiguous_run() const override {
+    const bool pointwise = kernel_h_ == 1 && kernel_w_ == 1 && strides_[0] == 1 &&
+                           strides_[1] == 1 && pads_[0] == 0 && pads_[1] == 0 &&
+                           out_h_ == height_ && out_w_ == width_;
+    return pointwise ? out_h_ * out_w_ : 1;
+  }
+  int64_t b_contiguous_run() const override { return depth; }
+  bool result_contiguous_along_m() const override { return true; }
+
+ private:
+  void input_coordinates(ElementEmitter& e, const std::string& b, const std::string& m,
+                         const std::string& k) {
+    const int64_t taps = kernel_h_ * kernel_w_;
+    image_ = e.index_temp(fmt::format("{} / {}", m, out_h_ * out_w_));
+    const std::string pixel = e.index_temp(fmt::format("{} % {}", m, out_h_ * out_w_));
+    const std::string oy = e.index_temp(fmt::format("{} / {}", pixel, out_w_));
+    const std::string ox = e.index_temp(fmt::format("{} % {}", pixel, out_w_));
+    channel_ = e.index_temp(fmt::format("{} * {} + {} / {}", b, channels_ / groups_, k, taps));
+    const std::string tap = e.index_temp(fmt::format("{} % {}", k, taps));
+    const std::string ky = e.index_temp(fmt::format("{} / {}", tap, kernel_w_));
+    const std::string kx = e.index_temp(fmt::format("{} % {}", tap, kernel_w_));
+    iy_ = e.index_temp(
+        fmt::format("{} * {} - {} + {} * {}", oy, strides_[0], pads_[0], ky, dilations_[0]));
+    ix_ = e.index_temp(
+        fmt::format("{} * {} - {} + {} * {}", ox, strides_[1], pads_[1], kx, dilations_[1]));
+  }
+
+  int64_t groups_, channels_, height_, width_, out_channels_, kernel_h_, kernel_w_, out_h_, out_w_;
+  std::vector<int64_t> strides_, pads_, dilations_;
+  std::string image_, channel_, iy_, ix_;
+};
+
+}  // namespace
+
+const Node* contraction_anchor(const KernelBody& body) {
+  for (const Node* node : body.nodes) {
+    if (node->op() == "gemm" || node->op() == "matmul" || node->op() == "conv") return node;
+  }
+  return nullptr;
+}
+
+std::unique_ptr<ContractionView> contraction_view_of(const Node& anchor) {
+  if (anchor.op() == "matmul") return std::make_unique<MatmulView>(anchor);
+  if (anchor.op() == "gemm") return std::make_unique<GemmView>(anchor);
+  return std::make_unique<ConvView>(anchor);
+}
+
+void emit_contraction_result(ElementEmitter& e, const KernelBody& body, const Node& anchor,
+                             ContractionView& view, const std::vector<std::string>& outputs,
+                             const std::string& b, const std::string& m, const std::string& n,
+                             const std::string& sum) {
+  const std::string result = view.result(e, b, m, n, sum);
+  const std::string at = view.result_index(e, b, m, n);
+  e.bind(anchor.result(), at, result);
+  for (size_t k = 0; k < body.outputs.size(); ++k) {
+    const DType dtype = body.outputs[k]->type().dtype;
+    e.code().line(fmt::format("{}[{}] = {};", outputs[k], at,
+                              store_expression(dtype, e.element(body.outputs[k], at))));
+  }
+}
+
+}  // namespace kiln::codegen

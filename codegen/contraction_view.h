@@ -1,0 +1,93 @@
+// The GEMM view of one contraction op (gemm, matmul, conv): its sizes as a batched GEMM,
+// out[b, m, n] = Σ_k A(b, m, k) · B(b, k, n), and how (b, m, k), (b, k, n) and (b, m, n) map to
+// its operands' and result's elements, written through the element machinery
+// (codegen/element_emitter.h). Both contraction kernels (the SIMT one and the tensor-core one)
+// read their operands and write their results through it:
+//
+//   matmul  A, B: the operands (numpy batch broadcasting); b over the result's batch dims
+//   gemm    alpha · op(A) · op(B) + beta · C, op = transpose when transA / transB
+//   conv    2-D, implicit GEMM per group b: m = (image, out_y, out_x), n = output channel of
+//           the group, k = (input channel of the group, kernel_y, kernel_x); padding reads 0
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "codegen/element_emitter.h"
+#include "codegen/kernel_body.h"
+
+namespace kiln::codegen {
+
+class ContractionView {
+ public:
+  explicit ContractionView(const Node& node) : node_(node) {}
+  virtual ~ContractionView() = default;
+  int64_t batch = 1, rows = 1, cols = 1, depth = 1;
+
+  // The operands (the values A and B read) and the flat index of A(b, m, k) in operand A and of
+  // B(b, k, n) in operand B.
+  const Value* a_operand() const { return node_.operand(0); }
+  const Value* b_operand() const { return node_.operand(1); }
+  virtual std::string a_index(ElementEmitter& e, const std::string& b, const std::string& m,
+                              const std::string& k) = 0;
+  virtual std::string b_index(ElementEmitter& e, const std::string& b, const std::string& k,
+                              const std::string& n) = 0;
+  // A(b, m, k) and B(b, k, n) as element variables (emitting their loads and prologue ops).
+  std::string a_element(ElementEmitter& e, const std::string& b, const std::string& m,
+                        const std::string& k) {
+    return e.element(a_operand(), a_index(e, b, m, k));
+  }
+  std::string b_element(ElementEmitter& e, const std::string& b, const std::string& k,
+                        const std::string& n) {
+    return e.element(b_operand(), b_index(e, b, k, n));
+  }
+  // A condition under which A(b, m, k) is loaded; elsewhere it reads as zero ("": always).
+  virtual std::string a_padding(ElementEmitter&, const std::string&, const std::string&,
+                                const std::string&) {
+    return "";
+  }
+
+  // The dimension along which neighbouring elements of A and of B lie next to each other in
+  // memory, so a tile loads them coalesced,
+  virtual bool a_contiguous_along_m() const = 0;  // else along k
+  virtual bool b_contiguous_along_k() const = 0;  // else along n
+  // and along it, runs of how many elements are consecutive in the operand (each run starting
+  // at a multiple of its length): a row's length, a 1×1 convolution's input image's pixels; 1
+  // where the operand is not read as it lies (a convolution's input, otherwise).
+  virtual int64_t a_contiguous_run() const = 0;
+  virtual int64_t b_contiguous_run() const = 0;
+
+  // Whether neighbouring m (rather than n) are neighbours in the result (a convolution's output
+  // pixels), so a kernel that walks the result element by element walks m first.
+  virtual bool result_contiguous_along_m() const = 0;
+  // The flat index of result element (b, m, n), and the op's result from the accumulated sum.
+  virtual std::string result_index(ElementEmitter& e, const std::string& b, const std::string& m,
+                                   const std::string& n) = 0;
+  virtual std::string result(ElementEmitter& e, const std::string& b, const std::string& m,
+                             const std::string& n, const std::string& sum) = 0;
+
+ protected:
+  const Node& node_;
+};
+
+// The gemm, matmul or conv node of a contraction body, or nullptr.
+const Node* contraction_anchor(const KernelBody& body);
+
+// The view of `anchor`. Throws UnsupportedError for rank-1 matmul operands and convolutions
+// other than 2-D.
+std::unique_ptr<ContractionView> contraction_view_of(const Node& anchor);
+
+}  // namespace kiln::codegen
+
+namespace kiln::codegen {
+
+// Writes result element (b, m, n) of the contraction from its accumulated `sum`: the op's
+// result (alpha, beta · C, bias), then the body's epilogue ops at its flat index, stored to
+// each of the body's outputs (parameters `outputs`). Call it inside a block of its own: it binds
+// the anchor's result there.
+void emit_contraction_result(ElementEmitter& e, const KernelBody& body, const Node& anchor,
+                             ContractionView& view, const std::vector<std::string>& outputs,
+                             const std::string& b, const std::string& m, const std::string& n,
+                             const std::string& sum);
+
+}  // namespace kiln::codegen

@@ -1,0 +1,182 @@
+// The CUDA subset that kiln's contraction kernels use, emulated on the CPU, so their emitted code
+// can be run and checked without a GPU (run_emulated.py): a block's threads are fibers
+// (cuda_emulator.cc); __syncthreads and the warp-collective ldmatrix and mma.sync are barriers at
+// which the last thread to arrive does the work for all; cp.async copies at once. The kiln_*
+// device functions (codegen/device_functions.cc) are reimplemented here from their documented
+// semantics: f16 through _Float16 (round to nearest even), bf16 and TF32 as kiln rounds them,
+// mma as an exact product summed in double, ldmatrix per the PTX fragment layouts.
+#pragma once
+#include <ucontext.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <vector>
+
+struct Dim3 {
+  unsigned x = 0, y = 0, z = 0;
+};
+extern Dim3 threadIdx, blockIdx, gridDim, blockDim;
+
+#define __global__
+#define __device__
+#define __forceinline__ inline
+#define __launch_bounds__(x)
+#define __restrict__
+#define __shared__ static
+#define __align__(n) __attribute__((aligned(n)))
+
+inline unsigned __float_as_uint(float f) {
+  unsigned u;
+  memcpy(&u, &f, 4);
+  return u;
+}
+inline float __uint_as_float(unsigned u) {
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+inline int min(int a, int b) { return a < b ? a : b; }
+inline long long min(long long a, long long b) { return a < b ? a : b; }
+
+// Scheduling.
+void emu_yield();
+int emu_thread();  // linear thread index in the block
+void emu_syncthreads();
+#define __syncthreads() emu_syncthreads()
+// Warp collective: every lane calls with its pointers; the last to arrive runs `f(ptrs)`.
+void emu_warp_collective(void* p0, void* p1, void* p2, void (*f)(void* const (*)[3]));
+
+inline float kiln_f16_to_f32(unsigned short bits) {
+  _Float16 h;
+  memcpy(&h, &bits, 2);
+  return (float)h;
+}
+inline unsigned short kiln_f32_to_f16(float v) {
+  _Float16 h = (_Float16)v;
+  unsigned short b;
+  memcpy(&b, &h, 2);
+  return b;
+}
+inline float kiln_bf16_to_f32(unsigned short bits) {
+  return __uint_as_float(static_cast<unsigned>(bits) << 16);
+}
+inline unsigned short kiln_f32_to_bf16(float value) {
+  const unsigned bits = __float_as_uint(value);
+  if (value != value) return static_cast<unsigned short>((bits >> 16) | 0x40);
+  return static_cast<unsigned short>((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
+}
+inline float kiln_round_to_f16(float v) { return kiln_f16_to_f32(kiln_f32_to_f16(v)); }
+inline float kiln_round_to_bf16(float v) { return kiln_bf16_to_f32(kiln_f32_to_bf16(v)); }
+inline float kiln_round_to_tf32(float value) {
+  return __uint_as_float((__float_as_uint(value) + 0x1000u) & 0xffffe000u);
+}
+inline unsigned kiln_pack_f16x2(float lo, float hi) {
+  return kiln_f32_to_f16(lo) | (unsigned(kiln_f32_to_f16(hi)) << 16);
+}
+inline unsigned kiln_pack_bf16x2(float lo, float hi) {
+  return kiln_f32_to_bf16(lo) | (unsigned(kiln_f32_to_bf16(hi)) << 16);
+}
+
+// cp.async, deferred as late as the PTX allows: a thread's copies happen when a
+// cp.async.wait_group leaves fewer groups in flight than it committed, so a missing wait or
+// commit reads stale shared memory.
+void emu_cp_async(void* shared, const void* global, int bytes, bool valid);
+void emu_cp_async_commit();
+void emu_cp_async_wait(int pending);
+inline void kiln_cp_async_16(void* s, const void* g, bool valid) { emu_cp_async(s, g, 16, valid); }
+inline void kiln_cp_async_8(void* s, const void* g, bool valid) { emu_cp_async(s, g, 8, valid); }
+inline void kiln_cp_async_4(void* s, const void* g, bool valid) { emu_cp_async(s, g, 4, valid); }
+inline void kiln_cp_async_commit() { emu_cp_async_commit(); }
+template <int pending>
+inline void kiln_cp_async_wait() {
+  emu_cp_async_wait(pending);
+}
+
+template <int kind>  // 0 f16, 1 bf16, 2 tf32
+void emu_mma(void* const (*lanes)[3]) {
+  // A 16 x K, B K x 8, C 16 x 8.
+  const int K = kind == 2 ? 8 : 16;
+  double A[16][16] = {}, B[16][8] = {}, C[16][8];
+  auto h = [](unsigned bits) {
+    return kind == 0 ? kiln_f16_to_f32(bits & 0xffff) : kiln_bf16_to_f32(bits & 0xffff);
+  };
+  for (int l = 0; l < 32; ++l) {
+    const unsigned* a = (const unsigned*)lanes[l][1];
+    const unsigned* b = (const unsigned*)lanes[l][2];
+    const float* c = (const float*)lanes[l][0];
+    const int g = l / 4, t = l % 4;
+    if (kind == 2) {
+      A[g][t] = __uint_as_float(a[0]);
+      A[g + 8][t] = __uint_as_float(a[1]);
+      A[g][t + 4] = __uint_as_float(a[2]);
+      A[g + 8][t + 4] = __uint_as_float(a[3]);
+      B[t][g] = __uint_as_float(b[0]);
+      B[t + 4][g] = __uint_as_float(b[1]);
+    } else {
+      for (int e = 0; e < 2; ++e) {
+        A[g][2 * t + e] = h(a[0] >> (16 * e));
+        A[g + 8][2 * t + e] = h(a[1] >> (16 * e));
+        A[g][2 * t + 8 + e] = h(a[2] >> (16 * e));
+        A[g + 8][2 * t + 8 + e] = h(a[3] >> (16 * e));
+        B[2 * t + e][g] = h(b[0] >> (16 * e));
+        B[2 * t + 8 + e][g] = h(b[1] >> (16 * e));
+      }
+    }
+    C[g][2 * t] = c[0];
+    C[g][2 * t + 1] = c[1];
+    C[g + 8][2 * t] = c[2];
+    C[g + 8][2 * t + 1] = c[3];
+  }
+  for (int l = 0; l < 32; ++l) {
+    float* c = (float*)lanes[l][0];
+    const int g = l / 4, t = l % 4;
+    const int rows[4] = {g, g, g + 8, g + 8}, cols[4] = {2 * t, 2 * t + 1, 2 * t, 2 * t + 1};
+    for (int r = 0; r < 4; ++r) {
+      double sum = C[rows[r]][cols[r]];
+      for (int k = 0; k < K; ++k) sum += A[rows[r]][k] * B[k][cols[r]];
+      c[r] = (float)sum;
+    }
+  }
+}
+inline void kiln_mma_f16_16816(float* c, const unsigned* a, const unsigned* b) {
+  emu_warp_collective(c, (void*)a, (void*)b, emu_mma<0>);
+}
+inline void kiln_mma_bf16_16816(float* c, const unsigned* a, const unsigned* b) {
+  emu_warp_collective(c, (void*)a, (void*)b, emu_mma<1>);
+}
+inline void kiln_mma_tf32_1688(float* c, const unsigned* a, const unsigned* b) {
+  emu_warp_collective(c, (void*)a, (void*)b, emu_mma<2>);
+}
+
+template <bool trans>
+void emu_ldmatrix_x4(void* const (*lanes)[3]) {
+  for (int l = 0; l < 32; ++l) {
+    unsigned* r = (unsigned*)lanes[l][0];
+    for (int i = 0; i < 4; ++i) {
+      unsigned v = 0;
+      for (int e = 0; e < 2; ++e) {
+        unsigned short x;
+        if (!trans) {
+          const unsigned short* row = (const unsigned short*)lanes[8 * i + l / 4][1];
+          x = row[2 * (l % 4) + e];
+        } else {
+          const unsigned short* row = (const unsigned short*)lanes[8 * i + 2 * (l % 4) + e][1];
+          x = row[l / 4];
+        }
+        v |= unsigned(x) << (16 * e);
+      }
+      r[i] = v;
+    }
+  }
+}
+inline void kiln_ldmatrix_x4(unsigned* r, const void* row) {
+  emu_warp_collective(r, (void*)row, nullptr, emu_ldmatrix_x4<false>);
+}
+inline void kiln_ldmatrix_x4_trans(unsigned* r, const void* row) {
+  emu_warp_collective(r, (void*)row, nullptr, emu_ldmatrix_x4<true>);
+}

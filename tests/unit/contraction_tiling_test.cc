@@ -1,0 +1,88 @@
+// Tests of the tensor-core contraction tiling (codegen/contraction_tiling.h) and of lowering a
+// split-K contraction (codegen/lower.h): tile sizes that fill the GPU, split-K only for grids
+// short of it and deep enough, and the two steps sharing one f32 workspace intermediate.
+#include "codegen/contraction_tiling.h"
+
+#include <gtest/gtest.h>
+
+#include "codegen/lower.h"
+#include "ir/parser.h"
+
+namespace kiln::codegen {
+namespace {
+
+TEST(ContractionTiling, LargeProblemsTakeTheLargestTile) {
+  // ResNet-50 at batch 32, a 3×3 conv of layer 2: M = 32·28·28, N = 128, K = 1152.
+  const MmaTiling tiling = choose_mma_tiling(1, 25088, 128, 1152);
+  EXPECT_EQ(tiling.block_m, 128);
+  EXPECT_EQ(tiling.block_n, 128);
+  EXPECT_EQ(tiling.threads(), 256);
+  EXPECT_EQ(tiling.splits, 1);
+  EXPECT_EQ(tiling.split_depth, 1152);
+  // Layer 3's (M = 32·14·14, N = 256): 98 blocks of 128×128, 196 of 128×64.
+  const MmaTiling layer3 = choose_mma_tiling(1, 6272, 256, 2304);
+  EXPECT_EQ(layer3.block_m, 128);
+  EXPECT_EQ(layer3.block_n, 64);
+  EXPECT_EQ(layer3.threads(), 128);
+}
+
+TEST(ContractionTiling, MediumProblemsTakeSmallerTiles) {
+  // BERT-base at batch 1, the FFN's first gemm: M = 128, N = 3072, K = 768: 128×128 gives 24
+  // blocks, 64×128 gives 48, 64×64 gives 96, then split in two.
+  const MmaTiling tiling = choose_mma_tiling(1, 128, 3072, 768);
+  EXPECT_EQ(tiling.block_m, 64);
+  EXPECT_EQ(tiling.block_n, 64);
+  EXPECT_EQ(tiling.splits, 2);
+  EXPECT_EQ(tiling.split_depth, 384);
+  // ResNet-50 at batch 1, layer 1's 1×1 conv to 256 channels: M = 3136, N = 256: 128×64 gives
+  // 100 blocks, 64×64 gives 196.
+  const MmaTiling layer1 = choose_mma_tiling(1, 3136, 256, 64);
+  EXPECT_EQ(layer1.block_m, 64);
+  EXPECT_EQ(layer1.block_n, 64);
+  EXPECT_EQ(layer1.splits, 1);
+}
+
+TEST(ContractionTiling, SmallGridsSplitK) {
+  // ResNet-50 at batch 1, layer 4's 3×3 conv: M = 49, N = 512, K = 4608: 8 blocks of 64×64,
+  // split into 16 slices of 288 (9 K-steps each).
+  const MmaTiling tiling = choose_mma_tiling(1, 49, 512, 4608);
+  EXPECT_EQ(tiling.block_m, 64);
+  EXPECT_EQ(tiling.splits, 16);
+  EXPECT_EQ(tiling.split_depth, 288);
+  EXPECT_EQ(tiling.split_depth % kMmaTileK, 0);
+  EXPECT_GE(tiling.splits * tiling.split_depth, 4608);
+  EXPECT_LT((tiling.splits - 1) * tiling.split_depth, 4608);
+}
+
+TEST(ContractionTiling, ShallowProblemsDoNotSplit) {
+  // A depthwise-sized depth (9) or anything under 2 · kMinSplitTiles K-steps stays whole.
+  EXPECT_EQ(choose_mma_tiling(32, 49, 1, 9).splits, 1);
+  EXPECT_EQ(choose_mma_tiling(1, 49, 64, (2 * kMinSplitTiles - 1) * kMmaTileK).splits, 1);
+  EXPECT_EQ(choose_mma_tiling(1, 49, 64, 2 * kMinSplitTiles * kMmaTileK).splits, 2);
+}
+
+TEST(ContractionTiling, SplitKLowersToTwoStepsSharingAWorkspace) {
+  const Program program = lower_graph(*parse_graph(R"(
+graph @g(%a: f16[49,4608], %b: f16[4608,512]) -> (f16[49,512]) {
+  %0 = matmul(%a, %b) : f16[49,512] loc("MatMul")
+  return %0
+})"),
+                                      {});
+  ASSERT_EQ(program.steps.size(), 2u);
+  ASSERT_EQ(program.kernels.size(), 2u);
+  // The partial sums (a, b, workspace), then their sum (a, b, output, workspace).
+  const std::vector<int>& partial = program.steps[0].args;
+  const std::vector<int>& sum = program.steps[1].args;
+  ASSERT_EQ(partial.size(), 3u);
+  ASSERT_EQ(sum.size(), 4u);
+  EXPECT_EQ(partial.back(), sum.back());
+  const ProgramBuffer& workspace = program.buffers[static_cast<size_t>(sum.back())];
+  EXPECT_EQ(workspace.kind, ProgramBuffer::Kind::kIntermediate);
+  EXPECT_EQ(workspace.type, (TensorType{DType::kF32, {16 * 49 * 512}}));
+  EXPECT_EQ(program.steps[0].grid, (std::array<uint32_t, 3>{8, 1, 16}));
+  EXPECT_EQ(program.steps[0].block, (std::array<uint32_t, 3>{128, 1, 1}));
+  EXPECT_NE(program.kernels[0].source.find("kiln_mma_f16_16816"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kiln::codegen
