@@ -23,6 +23,7 @@ import argparse
 import json
 import os
 import sys
+import tempfile
 import traceback
 
 import torch
@@ -127,7 +128,10 @@ def add_speedups(entry):
 def benchmark(name, batch, args):
     """One model at one batch size: its report entry."""
     entry = {"model": name, "batch": batch}
-    path = os.path.join(args.out_dir, f"{name}_b{batch}.onnx")
+    # The exports (hundreds of MB) go to a work directory; OUT gets the reports only.
+    work_dir = os.path.join(tempfile.gettempdir(), "kiln-bench-models")
+    os.makedirs(work_dir, exist_ok=True)
+    path = os.path.join(work_dir, f"{name}_b{batch}.onnx")
     try:
         model, inputs = make_model(name, batch)
         export(model, inputs, path)

@@ -59,6 +59,22 @@ std::string ElementEmitter::element(const Value* value, const std::string& index
   return result;
 }
 
+std::string ElementEmitter::stored(const Value* value, const std::string& index) {
+  return store_expression(value->type().dtype, stored_value(value, index));
+}
+
+std::string ElementEmitter::stored_value(const Value* value, const std::string& index) {
+  const DType dtype = value->type().dtype;
+  const Node* node = value->producer();
+  const bool rounding_cast = node && node->op() == "cast" && !node->body() &&
+                             (dtype == DType::kF16 || dtype == DType::kBF16) &&
+                             node->operand(0)->type().dtype != DType::kF64 &&
+                             !params_.is_input(value) && !overrides_.count(value) &&
+                             lookup(value, index).empty();
+  if (!rounding_cast) return element(value, index);
+  return "(float)" + element(node->operand(0), index);
+}
+
 std::string ElementEmitter::lookup(const Value* value, const std::string& index) const {
   for (auto scope = scopes_.rbegin(); scope != scopes_.rend(); ++scope) {
     auto it = scope->elements.find({value, index});

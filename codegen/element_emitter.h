@@ -36,6 +36,13 @@ class ElementEmitter {
   // The element of `value` at flat index `index` (an expression of index_type).
   std::string element(const Value* value, const std::string& index);
 
+  // The storage-typed value an output parameter gets for element(value, index): its
+  // store_expression, except that a cast to f16/bf16 (from anything but f64) stores its
+  // operand converted once, which rounds the same as the cast then the store would.
+  std::string stored(const Value* value, const std::string& index);
+  // The compute-typed expression whose store_expression stored() is.
+  std::string stored_value(const Value* value, const std::string& index);
+
   // A const variable of `type` initialized to `expression`; an equal expression in scope gives
   // the existing variable. Identifiers and literals are returned as they are.
   std::string temp(std::string_view type, const std::string& expression);

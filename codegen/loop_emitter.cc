@@ -7,6 +7,7 @@
 #include <set>
 
 #include "codegen/element_emitter.h"
+#include "codegen/vector_access.h"
 #include "ir/cuda_expr.h"
 #include "ir/error.h"
 #include "ir/op_registry.h"
@@ -16,8 +17,6 @@ namespace {
 
 constexpr uint32_t kBlockSize = 256;
 constexpr int64_t kMaxBlocks = 65535;
-constexpr size_t kVectorBytes = 16;
-constexpr int kMaxVectorWidth = 8;
 
 // How a body is vectorized: `width` elements per thread (1: not at all), loading `operands`
 // (inputs and constants of N elements) and storing the outputs as vectors.
@@ -53,13 +52,9 @@ Vectorization plan_vectorization(const KernelBody& body, int64_t count) {
     }
   }
   for (const Value* output : body.outputs) use(output);
-  plan.width = std::min<int>(kMaxVectorWidth, static_cast<int>(kVectorBytes / widest));
+  plan.width = vector_width_for(widest);
   if (plan.width < 2 || count < plan.width) return {};
   return plan;
-}
-
-std::string vector_type(DType dtype, int width) {
-  return fmt::format("vec_{}x{}", dtype_name(dtype), width);
 }
 
 std::string vector_definitions(const Vectorization& plan, const KernelBody& body) {
@@ -68,18 +63,9 @@ std::string vector_definitions(const Vectorization& plan, const KernelBody& body
   for (const Value* value : body.outputs) dtypes.insert(value->type().dtype);
   std::string text;
   for (DType dtype : dtypes) {
-    text += fmt::format("struct __align__({}) {} {{\n  {} v[{}];\n}};\n",
-                        dtype_size(dtype) * plan.width, vector_type(dtype, plan.width),
-                        cuda_storage_type(dtype), plan.width);
+    text += vector_definition(dtype, plan.width);
   }
   return text;
-}
-
-// A vector lane's element (storage type) in its compute type.
-std::string widened(DType dtype, const std::string& stored) {
-  if (dtype == DType::kF16) return "kiln_f16_to_f32(" + stored + ")";
-  if (dtype == DType::kBF16) return "kiln_bf16_to_f32(" + stored + ")";
-  return stored;
 }
 
 // The vector loop: thread `first` handles vectors first, first + stride, ...
@@ -107,9 +93,7 @@ void emit_vector_loop(ElementEmitter& e, const KernelBody& body, const Vectoriza
            e.temp(cuda_compute_type(dtype), widened(dtype, loaded[k] + ".v[k]")));
   }
   for (size_t k = 0; k < body.outputs.size(); ++k) {
-    const DType dtype = body.outputs[k]->type().dtype;
-    code.line(
-        fmt::format("r{}.v[k] = {};", k, store_expression(dtype, e.element(body.outputs[k], "i"))));
+    code.line(fmt::format("r{}.v[k] = {};", k, e.stored(body.outputs[k], "i")));
   }
   e.close_block();
   for (size_t k = 0; k < body.outputs.size(); ++k) {
@@ -125,9 +109,7 @@ void emit_scalar_loop(ElementEmitter& e, const KernelBody& body,
   const std::string first = start == 0 ? "first" : std::to_string(start) + " + first";
   e.open_block(fmt::format("for ({} i = {}; i < {}; i += stride)", e.index_type(), first, count));
   for (size_t k = 0; k < body.outputs.size(); ++k) {
-    const DType dtype = body.outputs[k]->type().dtype;
-    e.code().line(fmt::format("{}[i] = {};", outputs[k],
-                              store_expression(dtype, e.element(body.outputs[k], "i"))));
+    e.code().line(fmt::format("{}[i] = {};", outputs[k], e.stored(body.outputs[k], "i")));
   }
   e.close_block();
 }

@@ -13,6 +13,8 @@
 
 #include "codegen/attention_emitter.h"
 #include "codegen/contraction_emitter.h"
+#include "codegen/cum_sum_emitter.h"
+#include "codegen/direct_conv_emitter.h"
 #include "codegen/kernel_body.h"
 #include "codegen/kernel_spec.h"
 #include "codegen/loop_emitter.h"
@@ -41,15 +43,19 @@ std::string refusal(const Node& node) {
                          *kind == FusionKind::kAttention;
     return emitted ? "" : node.describe();
   }
-  const bool contraction = node.op() == "gemm" || node.op() == "matmul" || node.op() == "conv";
-  return node.info().category <= OpCategory::kReduction || contraction ? "" : node.describe();
+  const bool contraction = node.op() == "gemm" || node.op() == "matmul" || node.op() == "conv" ||
+                           node.op() == "conv_transpose";
+  const bool generated = contraction || node.op() == "cum_sum";
+  return node.info().category <= OpCategory::kReduction || generated ? "" : node.describe();
 }
 
-// An attention, pooling or contraction kernel for bodies anchored by one; a reduction kernel
-// for fusion.reduction and single reduction ops, else a loop kernel.
+// An attention, pooling, direct conv, cum_sum or contraction kernel for bodies anchored by one; a
+// reduction kernel for fusion.reduction and single reduction ops, else a loop kernel.
 KernelSpec emit_kernel(const KernelBody& body) {
   if (is_attention_body(body)) return emit_attention_kernel(body);
   if (is_pool_body(body)) return emit_pool_kernel(body);
+  if (is_direct_conv_body(body)) return emit_direct_conv_kernel(body);
+  if (is_cum_sum_body(body)) return emit_cum_sum_kernel(body);
   if (is_contraction_body(body)) return emit_contraction_kernel(body);
   const bool single_op = body.nodes.size() == 1 && body.kind == body.nodes[0]->op();
   const bool reduction = single_op ? body.nodes[0]->info().category == OpCategory::kReduction
@@ -58,9 +64,12 @@ KernelSpec emit_kernel(const KernelBody& body) {
 }
 
 // The kernels of `body` in launch order: one, or a split-K contraction's two (checked first: only
-// contractions deep enough to split, so never a depthwise or small-group convolution).
+// contractions deep enough to split, so never a depthwise or small-group convolution; convs the
+// direct kernels take, of 1 or 3 spatial dims for instance, are no contraction).
 std::vector<KernelSpec> emit_kernels(const KernelBody& body) {
-  if (is_split_k_contraction_body(body)) return emit_split_k_contraction_kernels(body);
+  if (!is_direct_conv_body(body) && is_split_k_contraction_body(body)) {
+    return emit_split_k_contraction_kernels(body);
+  }
   std::vector<KernelSpec> kernels;
   kernels.push_back(emit_kernel(body));
   return kernels;

@@ -3,8 +3,12 @@
 
 #include <fmt/format.h>
 
+#include <set>
+
 #include "codegen/element_emitter.h"
+#include "codegen/lrn_emitter.h"
 #include "codegen/reduction_ops.h"
+#include "codegen/vector_access.h"
 #include "ir/cuda_expr.h"
 #include "ir/error.h"
 #include "ir/op_registry.h"
@@ -17,6 +21,8 @@ constexpr int64_t kMaxCachedPerThread = 32;
 constexpr int64_t kTargetPerThread = 32;
 constexpr int64_t kSerialBlock = 256;
 constexpr int64_t kWarpRowsPerBlock = 4;
+// A vector of a per-column operand (scale, bias) may span two 16-byte accesses, not more.
+constexpr size_t kMaxColumnVectorBytes = 2 * kVectorBytes;
 
 // X as rows × columns: adjacent axes that are both kept (or both reduced) merge into one group;
 // axes of one element are left out. Each group has its size and its stride in X.
@@ -58,25 +64,30 @@ struct Schedule {
   int64_t rows_per_block = kSerialBlock;
   int64_t per_thread = 0;  // columns each thread takes
   bool cached = false;     // the first pass keeps them in registers
+  int vector_width = 1;    // columns a thread takes at a time (1: scalar accesses)
+  int64_t vectors_per_thread = 0;
 };
 
-Schedule choose_schedule(const RowGeometry& g) {
+Schedule choose_schedule(const RowGeometry& g, int vector_width) {
   Schedule s;
   if (!g.columns_contiguous || g.columns < kWarpSize) {
     s.per_thread = g.columns;
     s.cached = g.columns <= kMaxCachedPerThread;
     return s;
   }
+  const int64_t vectors = g.columns / vector_width;
   s.threads_per_row = 1024;
   for (int64_t threads : {int64_t{32}, int64_t{128}, int64_t{256}, int64_t{512}}) {
-    if ((g.columns + threads - 1) / threads <= kTargetPerThread) {
+    if ((vectors + threads - 1) / threads * vector_width <= kTargetPerThread) {
       s.threads_per_row = threads;
       break;
     }
   }
   s.block = s.threads_per_row == kWarpSize ? kWarpSize * kWarpRowsPerBlock : s.threads_per_row;
   s.rows_per_block = s.threads_per_row == kWarpSize ? kWarpRowsPerBlock : 1;
-  s.per_thread = (g.columns + s.threads_per_row - 1) / s.threads_per_row;
+  s.vector_width = vector_width;
+  s.vectors_per_thread = (vectors + s.threads_per_row - 1) / s.threads_per_row;
+  s.per_thread = s.vectors_per_thread * vector_width;
   s.cached = s.per_thread <= kMaxCachedPerThread;
   return s;
 }
@@ -104,6 +115,60 @@ OutputPlan plan_outputs(const KernelBody& body, const RowGeometry& g) {
   return plan;
 }
 
+// Whether `shape` broadcast to `x_shape` (numpy rules) has one element per column of a row
+// that is X's innermost `columns` elements: its dims, leading 1s left out, are X's last ones.
+bool broadcasts_along_rows(const Shape& shape, const Shape& x_shape, int64_t columns) {
+  size_t first = 0;
+  while (first < shape.size() && shape[first] == 1) ++first;
+  const size_t rank = shape.size() - first;
+  if (rank > x_shape.size() || num_elements(shape) != columns) return false;
+  return std::equal(shape.begin() + first, shape.end(), x_shape.end() - rank);
+}
+
+// Vector accesses to the rows. When a row is one contiguous run of X (the reduced axes are X's
+// innermost ones), each thread moves `width` neighbouring columns at a time: 16 bytes of the
+// widest buffer streamed per element of X (inputs and constants of X's size, per-element
+// outputs), which every pass then reads or writes as vectors at the row's offset. Buffers of
+// one element per column (layer norm's scale and bias) are read as vectors at the column.
+struct RowVectors {
+  int width = 1;
+  std::set<const Value*> per_element;  // read at X's flat index
+  std::set<const Value*> per_column;   // read at the column
+};
+
+RowVectors plan_row_vectors(const KernelBody& body, const RowGeometry& g, const Shape& x_shape,
+                            const OutputPlan& outputs) {
+  if (!g.columns_contiguous || g.reduced_sizes.size() != 1) return {};
+  RowVectors plan;
+  std::set<const Value*> buffers(body.inputs.begin(), body.inputs.end());
+  for (const Node* node : body.nodes) {
+    for (const Value* operand : node->operands()) {
+      if (operand->is_constant() && operand->type().num_elements() > 1) buffers.insert(operand);
+    }
+  }
+  size_t widest = 0;
+  for (const Value* buffer : buffers) {
+    if (buffer->type().num_elements() == g.rows * g.columns) {
+      plan.per_element.insert(buffer);
+      widest = std::max(widest, dtype_size(buffer->type().dtype));
+    } else if (broadcasts_along_rows(buffer->type().shape, x_shape, g.columns)) {
+      plan.per_column.insert(buffer);
+    }
+  }
+  for (size_t k : outputs.per_element) {
+    widest = std::max(widest, dtype_size(body.outputs[k]->type().dtype));
+  }
+  if (widest == 0) return {};
+  plan.width = vector_width_for(widest);
+  if (plan.width < 2 || g.columns % plan.width != 0 || g.columns / plan.width < kWarpSize) {
+    return {};
+  }
+  std::erase_if(plan.per_column, [&](const Value* buffer) {
+    return dtype_size(buffer->type().dtype) * plan.width > kMaxColumnVectorBytes;
+  });
+  return plan;
+}
+
 const Node& find_reduction(const KernelBody& body) {
   const Node* found = nullptr;
   for (const Node* node : body.nodes) {
@@ -124,25 +189,30 @@ class ReductionWriter {
       : body_(body),
         reduction_(find_reduction(body)),
         input_(reduction_.operand(0)),
-        geometry_(row_geometry(input_->type().shape, reduced_axes(reduction_))),
-        schedule_(choose_schedule(geometry_)),
+        geometry_(row_geometry(reduction_view(reduction_), reduced_axes(reduction_))),
         outputs_(plan_outputs(body, geometry_)),
+        vectors_(plan_row_vectors(body, geometry_, input_->type().shape, outputs_)),
+        schedule_(choose_schedule(geometry_, vectors_.width)),
         plan_(plan_reduction(reduction_, geometry_.columns)),
         spec_(spec),
         code_(1),
-        e_(code_, spec.params, index_type_for(body, schedule_.block)) {}
+        e_(code_, spec.params, index_type_for(body, schedule_.block)),
+        keeps_terms_(keeps_terms()) {}
 
   void write() {
     for (const Value* input : body_.inputs) spec_.params.add_input(input);
     for (const Value* output : body_.outputs)
       output_names_.push_back(spec_.params.add_output(output));
     write_row_and_lane();
+    write_vector_definitions();
     if (schedule_.cached) {
       code_.line(fmt::format("{} xs[{}];", cuda_compute_type(input_->type().dtype),
                              std::max<int64_t>(schedule_.per_thread, 1)));
     }
-    for (size_t p = 0; p < plan_.passes.size(); ++p) write_pass(plan_.passes[p], p == 0);
-    plan_.install_results(e_);
+    for (size_t p = 0; p < plan_.passes.size(); ++p) {
+      write_pass(plan_.passes[p], p == 0, keeps_terms_ && p + 1 == plan_.passes.size());
+    }
+    (keeps_terms_ ? plan_.install_results_from_terms : plan_.install_results)(e_);
     write_outputs();
     spec_.body = code_.text();
     const int64_t blocks =
@@ -192,13 +262,27 @@ class ReductionWriter {
     return sum.empty() ? "0" : e_.index_temp(sum);
   }
 
-  // Runs `visit(x_index, column, slot)` for each column this thread takes: `slot` is the
-  // register holding that element of X when the schedule caches, else ""; `x_index` is X's
-  // flat index of the element and `column` its column, both "" when !needs_index (then the
-  // caller reads only `slot`).
-  void for_each_column(bool needs_index,
-                       const std::function<void(const std::string&, const std::string&,
-                                                const std::string&)>& visit) {
+  // What a walk over this thread's columns does (for_each_column).
+  struct ColumnVisit {
+    // Whether visit() needs X's flat index and the column (else it reads only the slot).
+    bool needs_index = false;
+    // Buffers read as vectors (vector schedules only), bound for the element machinery.
+    std::vector<const Value*> loads = {};
+    // visit(x_index, column, slot) for each column: `slot` is the register holding that
+    // element of X when the schedule caches, else ""; `x_index` is X's flat index of the
+    // element and `column` its column, both "" when !needs_index.
+    std::function<void(const std::string&, const std::string&, const std::string&)> visit = {};
+    // Vector schedules: before and after the columns of each vector (given its index in the
+    // row, in vectors).
+    std::function<void()> before_vector = {};
+    std::function<void(const std::string&)> after_vector = {};
+  };
+
+  void for_each_column(const ColumnVisit& walk) {
+    if (schedule_.vector_width > 1) {
+      for_each_vector(walk);
+      return;
+    }
     const int64_t threads = schedule_.threads_per_row;
     std::string column;
     int guards = 0;
@@ -206,7 +290,7 @@ class ReductionWriter {
       code_.line("#pragma unroll");
       e_.open_block(fmt::format("for (int k = 0; k < {}; ++k)", schedule_.per_thread));
       const bool guarded = schedule_.per_thread * threads != geometry_.columns;
-      if (guarded || needs_index) {
+      if (guarded || walk.needs_index) {
         column = threads == 1 ? "k" : e_.index_temp(lane_ + " + k * " + std::to_string(threads));
       }
       if (guarded) {
@@ -218,9 +302,125 @@ class ReductionWriter {
       e_.open_block(fmt::format("for ({} col = {}; col < {}; col += {})", e_.index_type(), lane_,
                                 geometry_.columns, threads));
     }
-    visit(needs_index ? x_index(column) : "", column, schedule_.cached ? "xs[k]" : "");
+    walk.visit(walk.needs_index ? x_index(column) : "", column, schedule_.cached ? "xs[k]" : "");
     for (int g = 0; g < guards; ++g) e_.close_block();
     e_.close_block();
+  }
+
+  // The vector schedule's walk: vector `vec` of the row holds columns vec·W to vec·W + W − 1;
+  // the thread takes vectors lane, lane + threads, ...; slot xs[j·W + k] holds column k of its
+  // j-th vector.
+  void for_each_vector(const ColumnVisit& walk) {
+    const int64_t threads = schedule_.threads_per_row;
+    const int width = schedule_.vector_width;
+    const int64_t vectors = geometry_.columns / width;
+    const bool addressed = walk.needs_index || !walk.loads.empty() || walk.after_vector;
+    std::string vec;
+    int guards = 0;
+    if (schedule_.cached) {
+      code_.line("#pragma unroll");
+      e_.open_block(fmt::format("for (int j = 0; j < {}; ++j)", schedule_.vectors_per_thread));
+      const bool guarded = schedule_.vectors_per_thread * threads != vectors;
+      if (guarded || addressed) vec = e_.index_temp(lane_ + " + j * " + std::to_string(threads));
+      if (guarded) {
+        e_.open_block(fmt::format("if ({} < {})", vec, vectors));
+        ++guards;
+      }
+    } else {
+      vec = "vec";
+      e_.open_block(fmt::format("for ({} vec = {}; vec < {}; vec += {})", e_.index_type(), lane_,
+                                vectors, threads));
+    }
+    std::vector<std::string> loaded;
+    for (const Value* buffer : walk.loads) {
+      const std::string type = vector_type(buffer->type().dtype, width);
+      loaded.push_back(e_.fresh_name('a'));
+      code_.line(fmt::format("const {} {} = reinterpret_cast<const {}*>({})[{}];", type,
+                             loaded.back(), type, row_pointer(buffer), vec));
+    }
+    if (walk.before_vector) walk.before_vector();
+    code_.line("#pragma unroll");
+    e_.open_block(fmt::format("for (int k = 0; k < {}; ++k)", width));
+    std::string index, column;
+    if (addressed) {
+      column = e_.index_temp(vec + " * " + std::to_string(width) + " + k");
+      index = x_index(column);
+    }
+    for (size_t b = 0; b < walk.loads.size(); ++b) {
+      const Value* buffer = walk.loads[b];
+      const DType dtype = buffer->type().dtype;
+      const std::string buffer_index =
+          vectors_.per_element.count(buffer)
+              ? index
+              : e_.broadcast_index(index, input_->type().shape, buffer->type().shape);
+      e_.bind(buffer, buffer_index,
+              e_.temp(cuda_compute_type(dtype), widened(dtype, loaded[b] + ".v[k]")));
+    }
+    walk.visit(index, column,
+               schedule_.cached ? fmt::format("xs[j * {} + k]", width) : std::string());
+    e_.close_block();
+    if (walk.after_vector) walk.after_vector(vec);
+    for (int g = 0; g < guards; ++g) e_.close_block();
+    e_.close_block();
+  }
+
+  // Where a buffer's vectors for this row start: at the row's offset for one of X's size, at
+  // the buffer's start for one of a row's size.
+  std::string row_pointer(const Value* buffer) {
+    const std::string name = e_.params().is_input(buffer) || buffer->is_constant()
+                                 ? e_.params().read(buffer)
+                                 : output_name(buffer);
+    if (vectors_.per_column.count(buffer) || row_base_ == "0") return name;
+    return name + " + " + row_base_;
+  }
+
+  const std::string& output_name(const Value* output) {
+    for (size_t k = 0; k < body_.outputs.size(); ++k) {
+      if (body_.outputs[k] == output) return output_names_[k];
+    }
+    throw InternalError("reduction kernel: " + output->name() + " is not an output");
+  }
+
+  // The buffers that computing `roots` reads as vectors, through the body's ops, not past
+  // `stop` (X when the schedule holds it in registers).
+  std::vector<const Value*> vector_loads(const std::vector<const Value*>& roots,
+                                         const Value* stop) {
+    std::vector<const Value*> found;
+    if (schedule_.vector_width == 1) return found;
+    std::set<const Value*> seen;
+    const std::set<const Node*> nodes(body_.nodes.begin(), body_.nodes.end());
+    std::function<void(const Value*)> visit = [&](const Value* value) {
+      if (value == stop || !seen.insert(value).second) return;
+      if (vectors_.per_element.count(value) || vectors_.per_column.count(value)) {
+        found.push_back(value);
+        return;
+      }
+      const Node* producer = value->producer();
+      if (!producer || !nodes.count(producer)) return;
+      for (const Value* operand : producer->operands()) visit(operand);
+    };
+    for (const Value* root : roots) visit(root);
+    return found;
+  }
+
+  void write_vector_definitions() {
+    if (schedule_.vector_width == 1) return;
+    std::set<DType> dtypes;
+    for (const Value* buffer : vectors_.per_element) dtypes.insert(buffer->type().dtype);
+    for (const Value* buffer : vectors_.per_column) dtypes.insert(buffer->type().dtype);
+    bool packs = false;
+    for (size_t k : outputs_.per_element) {
+      const Value* output = body_.outputs[k];
+      if (packed(output)) {
+        packs = true;
+      } else {
+        dtypes.insert(output->type().dtype);
+      }
+    }
+    for (DType dtype : dtypes) {
+      spec_.definitions += vector_definition(dtype, schedule_.vector_width);
+    }
+    if (packs) spec_.definitions += packed_f16_vector_definition(schedule_.vector_width);
   }
 
   // X's flat index of this row's element at `column`.
@@ -231,15 +431,37 @@ class ReductionWriter {
     return offset == "0" ? row_base_ : e_.index_temp(row_base_ + " + " + offset);
   }
 
-  void write_pass(const ReductionPass& pass, bool first) {
+  // Whether the last pass may leave its terms in the registers that hold X (reduction_ops.h):
+  // X is held there, is not written, and only the reduction reads it.
+  bool keeps_terms() const {
+    if (!schedule_.cached || !plan_.install_results_from_terms || plan_.passes.size() < 2 ||
+        plan_.passes.back().type != cuda_compute_type(input_->type().dtype)) {
+      return false;
+    }
+    for (const Value* output : body_.outputs) {
+      if (output == input_) return false;
+    }
+    for (const Node* node : body_.nodes) {
+      if (node == &reduction_) continue;
+      for (const Value* operand : node->operands()) {
+        if (operand == input_) return false;
+      }
+    }
+    return true;
+  }
+
+  // `keep_terms`: the pass replaces each register holding an element of X with its term.
+  void write_pass(const ReductionPass& pass, bool first, bool keep_terms) {
     const bool arg = pass.combine == Combine::kArgMax || pass.combine == Combine::kArgMin;
     const std::string& acc = pass.accumulator;
     code_.line(fmt::format("{} {} = {};", pass.type, acc, pass.initial));
     if (arg) code_.line(fmt::format("long long {}_index = -1;", acc));
     const std::string x_type(cuda_compute_type(input_->type().dtype));
     const bool reads_x = first || !schedule_.cached;
-    for_each_column(reads_x || arg, [&](const std::string& index, const std::string& column,
-                                        const std::string& slot) {
+    ColumnVisit walk{
+        .needs_index = reads_x || arg,
+        .loads = reads_x ? vector_loads({input_}, nullptr) : std::vector<const Value*>{}};
+    walk.visit = [&](const std::string& index, const std::string& column, const std::string& slot) {
       std::string x;
       if (reads_x) {
         x = e_.element(input_, index);
@@ -258,7 +480,11 @@ class ReductionWriter {
       }
       const std::string converted =
           pass.type == x_type ? x : e_.temp(pass.type, "static_cast<" + pass.type + ">(" + x + ")");
-      const std::string term = pass.term(converted);
+      std::string term = pass.term(converted);
+      if (keep_terms) {
+        code_.line(slot + " = " + term + ";");
+        term = slot;
+      }
       switch (pass.combine) {
         case Combine::kSum:
           code_.line(acc + " += " + term + ";");
@@ -273,7 +499,8 @@ class ReductionWriter {
           code_.line(fmt::format("{0} = kiln_min({1}, {0});", acc, term));
           break;
       }
-    });
+    };
+    for_each_column(walk);
     write_combine(pass, arg);
     for (const std::string& line : pass.finish) code_.line(line);
   }
@@ -311,13 +538,7 @@ class ReductionWriter {
   }
 
   void write_outputs() {
-    if (!outputs_.per_element.empty()) {
-      for_each_column(true,
-                      [&](const std::string& index, const std::string&, const std::string& slot) {
-                        if (!slot.empty()) e_.bind(input_, index, slot);
-                        for (size_t k : outputs_.per_element) write_output(k, index);
-                      });
-    }
+    if (!outputs_.per_element.empty()) write_element_outputs();
     if (outputs_.per_row.empty()) return;
     const bool guarded = schedule_.threads_per_row > 1;
     if (guarded) e_.open_block("if (lane == 0)");
@@ -325,22 +546,79 @@ class ReductionWriter {
     if (guarded) e_.close_block();
   }
 
+  // The last pass over the row: X's elements from registers (or read again), the per-element
+  // outputs written one element (or, in vector schedules, one vector) at a time.
+  // f16 outputs of a vector schedule are computed into floats and rounded two lanes at a time.
+  bool packed(const Value* output) const {
+    return schedule_.vector_width > 1 && output->type().dtype == DType::kF16;
+  }
+
+  void write_element_outputs() {
+    std::vector<const Value*> roots;
+    for (size_t k : outputs_.per_element) roots.push_back(body_.outputs[k]);
+    ColumnVisit walk{.needs_index = true,
+                     .loads = vector_loads(roots, schedule_.cached ? input_ : nullptr)};
+    const int width = schedule_.vector_width;
+    walk.visit = [&](const std::string& index, const std::string&, const std::string& slot) {
+      if (!slot.empty()) e_.bind(input_, index, slot);
+      for (size_t k : outputs_.per_element) {
+        const Value* output = body_.outputs[k];
+        if (packed(output)) {
+          code_.line(fmt::format("r{}[k] = {};", k, e_.stored_value(output, index)));
+        } else if (width > 1) {
+          code_.line(fmt::format("r{}.v[k] = {};", k, e_.stored(output, index)));
+        } else {
+          code_.line(
+              fmt::format("{}[{}] = {};", output_names_[k], index, e_.stored(output, index)));
+        }
+      }
+    };
+    walk.before_vector = [&] {
+      for (size_t k : outputs_.per_element) {
+        const Value* output = body_.outputs[k];
+        code_.line(packed(output)
+                       ? fmt::format("float r{}[{}];", k, width)
+                       : fmt::format("{} r{};", vector_type(output->type().dtype, width), k));
+      }
+    };
+    walk.after_vector = [&](const std::string& vec) {
+      for (size_t k : outputs_.per_element) {
+        const Value* output = body_.outputs[k];
+        std::string type = vector_type(output->type().dtype, width), stored = fmt::format("r{}", k);
+        if (packed(output)) {
+          type = packed_f16_vector_type(width);
+          stored = fmt::format("p{}", k);
+          code_.line(fmt::format("{} {};", type, stored));
+          code_.line("#pragma unroll");
+          code_.line(
+              fmt::format("for (int k = 0; k < {}; ++k) {}.v[k] = kiln_f32x2_to_f16x2(r{}[2 * k], "
+                          "r{}[2 * k + 1]);",
+                          width / 2, stored, k, k));
+        }
+        code_.line(fmt::format("reinterpret_cast<{}*>({})[{}] = {};", type, row_pointer(output),
+                               vec, stored));
+      }
+    };
+    for_each_column(walk);
+  }
+
   void write_output(size_t k, const std::string& index) {
     const Value* output = body_.outputs[k];
-    code_.line(fmt::format("{}[{}] = {};", output_names_[k], index,
-                           store_expression(output->type().dtype, e_.element(output, index))));
+    code_.line(fmt::format("{}[{}] = {};", output_names_[k], index, e_.stored(output, index)));
   }
 
   const KernelBody& body_;
   const Node& reduction_;
   const Value* input_;
   RowGeometry geometry_;
-  Schedule schedule_;
   OutputPlan outputs_;
+  RowVectors vectors_;
+  Schedule schedule_;
   ReductionPlan plan_;
   KernelSpec& spec_;
   CodeWriter code_;
   ElementEmitter e_;
+  bool keeps_terms_;
   std::vector<std::string> output_names_;
   std::string lane_;
   std::string row_base_;
@@ -349,6 +627,8 @@ class ReductionWriter {
 }  // namespace
 
 KernelSpec emit_reduction_kernel(const KernelBody& body) {
+  const Node& reduction = find_reduction(body);
+  if (reduction.op() == "lrn") return emit_lrn_kernel(body, reduction);
   KernelSpec spec;
   spec.kind = body.kind;
   spec.ops = distinct_ops(body);

@@ -28,6 +28,9 @@ bool is_layer_norm(const Node& node) {
 // The dtype accumulators have: float for 16- and 32-bit floats, double for f64, long long for
 // integers and bool (global_max_pool computes even i8/u8 in float, as its reference does).
 DType accumulation_dtype(const Node& node) {
+  if (node.op() == "group_normalization") {
+    return node.attr("stash_type").as_dtype() == DType::kF64 ? DType::kF64 : DType::kF32;
+  }
   const DType input = node.operand(0)->type().dtype;
   if (input == DType::kF64) return DType::kF64;
   if (is_float(input) || node.op() == "global_max_pool") return DType::kF32;
@@ -167,15 +170,27 @@ ReductionPlan plan_softmax(const Node& node) {
   const std::string a(cuda_compute_type(accumulation_dtype(node)));
   std::vector<ReductionPass> passes = max_then_exp_sum(node);
   const bool log = node.op() == "log_softmax";
-  if (log) passes[1].finish = {fmt::format("const {} row_log_sum = log(row_sum);", a)};
+  // Softmax multiplies by the sum's reciprocal (within an ulp of the reference's division,
+  // and a division per element costs more than the exponential).
+  passes[1].finish = {log ? fmt::format("const {} row_log_sum = log(row_sum);", a)
+                          : fmt::format("const {} row_inv_sum = {} / row_sum;", a,
+                                        cuda_literal(1, accumulation_dtype(node)))};
   const Value* input = node.operand(0);
   return {.passes = passes, .install_results = [&node, input, a, log](ElementEmitter& e) {
             e.set_override(node.result(0), [&e, input, a, log](const std::string& index) {
               const std::string x = e.element(input, index);
-              return e.temp(
-                  a, log ? x + " - row_max - row_log_sum" : "exp(" + x + " - row_max) / row_sum");
+              return e.temp(a, log ? x + " - row_max - row_log_sum"
+                                   : "exp(" + x + " - row_max) * row_inv_sum");
             });
-          }};
+          },
+          .install_results_from_terms = log ? std::function<void(ElementEmitter&)>()
+                                            : [&node, input, a](ElementEmitter& e) {
+                                                e.set_override(node.result(0), [&e, input, a](
+                                                                                   const std::string& index) {
+                                                  return e.temp(a, e.element(input, index) +
+                                                                       " * row_inv_sum");
+                                                });
+                                              }};
 }
 
 // Pass 1: row_mean; pass 2: the variance around it, finished into `deviation_finish` (which
@@ -248,6 +263,22 @@ ReductionPlan plan_instance_norm(const Node& node, int64_t columns) {
           }};
 }
 
+// group_normalization: statistics in the stash type, then scale and bias per channel in X's
+// compute type.
+ReductionPlan plan_group_norm(const Node& node, int64_t columns) {
+  const std::string t(cuda_compute_type(node.operand(0)->type().dtype));
+  return {.passes = mean_then_variance(node, columns),
+          .install_results = [&node, t](ElementEmitter& e) {
+            e.set_override(node.result(0), [&e, &node, t](const std::string& index) {
+              const std::string channel = e.coordinate(index, node.operand(0)->type().shape, 1);
+              return e.temp(t, e.element(node.operand(1), channel) + " * static_cast<" + t + ">((" +
+                                   e.element(node.operand(0), index) +
+                                   " - row_mean) * row_inv_std) + " +
+                                   e.element(node.operand(2), channel));
+            });
+          }};
+}
+
 ReductionPlan plan_mean_variance_norm(const Node& node, int64_t columns) {
   const std::string a(cuda_compute_type(accumulation_dtype(node)));
   return {.passes = mean_then_variance(node, columns),
@@ -276,8 +307,15 @@ ReductionPlan plan_global_pool(const Node& node, int64_t columns) {
 
 }  // namespace
 
-std::vector<bool> reduced_axes(const Node& node) {
+Shape reduction_view(const Node& node) {
   const Shape& shape = node.operand(0)->type().shape;
+  if (node.op() != "group_normalization") return shape;
+  const int64_t groups = node.int_attr("num_groups");
+  return {shape[0], groups, num_elements(Shape(shape.begin() + 1, shape.end())) / groups};
+}
+
+std::vector<bool> reduced_axes(const Node& node) {
+  const Shape shape = reduction_view(node);
   const int64_t rank = static_cast<int64_t>(shape.size());
   std::vector<bool> reduced(shape.size(), false);
   const std::string& op = node.op();
@@ -293,6 +331,8 @@ std::vector<bool> reduced_axes(const Node& node) {
   } else if (op == "global_average_pool" || op == "global_max_pool" ||
              op == "instance_normalization") {
     for (int64_t d = 2; d < rank; ++d) reduced[d] = true;
+  } else if (op == "group_normalization") {
+    reduced[2] = true;
   } else if (op == "mean_variance_normalization") {
     for (int64_t axis : node.ints_attr("axes")) reduced[normalize_axis(axis, rank)] = true;
   } else {
@@ -309,6 +349,7 @@ ReductionPlan plan_reduction(const Node& node, int64_t columns) {
   if (op == "softmax" || op == "log_softmax") return plan_softmax(node);
   if (is_layer_norm(node)) return plan_layer_norm(node, columns);
   if (op == "instance_normalization") return plan_instance_norm(node, columns);
+  if (op == "group_normalization") return plan_group_norm(node, columns);
   if (op == "mean_variance_normalization") return plan_mean_variance_norm(node, columns);
   if (op == "hardmax") return plan_hardmax(node);
   if (op == "global_average_pool" || op == "global_max_pool")

@@ -9,7 +9,7 @@
 //   pass 2  row_sum = sum exp(x - row_max)
 //   result  exp(x - row_max) / row_sum, per element
 // Reduce ops, arg_max/arg_min and global pools have one result per row; softmax, log_softmax,
-// hardmax and the normalizations (layer, instance, mean-variance) one per element
+// hardmax and the normalizations (layer, instance, group, mean-variance) one per element
 // (layer_normalization_with_stats adds its mean and inverse deviation per row).
 #pragma once
 
@@ -39,10 +39,18 @@ struct ReductionPlan {
   bool select_last = false;  // arg_max/arg_min: ties go to the last index
   // Makes the emitter compute the op's results from the row's statistics.
   std::function<void(ElementEmitter&)> install_results;
+  // Where set, the last pass may replace each element of X it reads from registers with its
+  // term (softmax: exp(x − max)), and these results then read the terms where they would read
+  // X; the emitter does so when X feeds nothing else.
+  std::function<void(ElementEmitter&)> install_results_from_terms = {};
 };
 
-// Which axes of operand 0 the op reduces. Throws UnsupportedError for a reduction op without a
-// kernel here (the message names the node).
+// The shape the op sees its operand 0 as: that operand's own, except group_normalization's
+// [N, groups, channels / groups · spatial] (the same elements in the same order).
+Shape reduction_view(const Node& reduction);
+
+// Which axes of reduction_view(reduction) the op reduces. Throws UnsupportedError for a reduction
+// op without a kernel here (the message names the node).
 std::vector<bool> reduced_axes(const Node& reduction);
 
 // The plan of `reduction` over rows of `columns` elements.

@@ -5,6 +5,11 @@
 # Every log goes to $OUT (the device tool's output folder) or build-gpu/logs.
 #
 # usage: scripts/gpu-host.sh
+# Knobs (environment), for fitting a run into the device tool's time:
+#   KILN_GPU_TEST_JOBS   ctest -j for the gpu label (default 1; the tests may share the GPU)
+#   KILN_CPU_SUITES      ctest labels of the CPU suites to run there (default "unit|onnx"; empty:
+#                        none — CI runs them anyway)
+#   KILN_STEP_LIMIT_GPU_TESTS, KILN_STEP_LIMIT_BENCH  seconds a step may take (default: no limit)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-$PWD/build-gpu/logs}
@@ -26,8 +31,12 @@ step() {  # step NAME COMMAND...: runs COMMAND, logs to $out/NAME.log, records a
 nvidia-smi >"$out/nvidia-smi.log" 2>&1 || echo "no nvidia-smi: is this the GPU host?"
 step configure cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release
 step build cmake --build build-gpu -j"$(nproc)"
-step ctest-gpu ctest --test-dir build-gpu -L gpu --output-on-failure
-step ctest-cpu ctest --test-dir build-gpu -L "unit|onnx" -j"$(nproc)" --output-on-failure
+step ctest-gpu timeout "${KILN_STEP_LIMIT_GPU_TESTS:-0}" \
+  ctest --test-dir build-gpu -L gpu -j"${KILN_GPU_TEST_JOBS:-1}" --output-on-failure
+cpu_suites=${KILN_CPU_SUITES-unit|onnx}
+if [ -n "$cpu_suites" ]; then
+  step ctest-cpu ctest --test-dir build-gpu -L "$cpu_suites" -j"$(nproc)" --output-on-failure
+fi
 # The fusion microbenchmarks always; the model benchmarks (minutes: exports, torch.compile) when
 # KILN_BENCH_MODELS names them (all four: resnet50,mobilenetv2,bert,vit), at KILN_BENCH_BATCHES
 # (default 1,32) plus KILN_BENCH_EXTRA_BATCHES (default resnet50=128; empty for none), e.g.
@@ -36,7 +45,8 @@ step ctest-cpu ctest --test-dir build-gpu -L "unit|onnx" -j"$(nproc)" --output-o
 # error in its table row, and the step as FAILED.
 step bench-microbench bench/microbench.py build-gpu/bin/kiln "$out"
 if [ -n "${KILN_BENCH_MODELS:-}" ]; then
-  step bench-models bench/models.py build-gpu/bin/kiln "$out" --models "$KILN_BENCH_MODELS" \
+  step bench-models timeout "${KILN_STEP_LIMIT_BENCH:-0}" \
+    bench/models.py build-gpu/bin/kiln "$out" --models "$KILN_BENCH_MODELS" \
     --batches "${KILN_BENCH_BATCHES:-1,32}" \
     --extra-batches "${KILN_BENCH_EXTRA_BATCHES-resnet50=128}" ${KILN_BENCH_FLAGS:-}
 fi

@@ -146,12 +146,12 @@ graph @g(%x: f32[8], %y: f32[8]) -> (f32[8], f32[8]) {
   EXPECT_EQ(program.kernels[0].provenance, (std::vector<std::string>{"Add", "Relu"}));
 }
 
-// top_k and cum_sum are opaque: the GPU backend has no kernel for them.
+// top_k and einsum are opaque: the GPU backend has no kernel for them.
 constexpr const char* kOpaqueOps = R"(
 graph @g(%x: f32[2,4]) -> (f32[2,4], f32[2,4]) {
   %v, %i = top_k(%x) {axis=-1, k=4} : (f32[2,4], i64[2,4]) loc("TopK_1")
   %0 = relu(%v) : f32[2,4] loc("Relu_2")
-  %1 = cum_sum(%0) {axis=1} : f32[2,4] loc("CumSum_3")
+  %1 = einsum(%0) {equation="ij->ij"} : f32[2,4] loc("Einsum_3")
   return %0, %1
 })";
 
@@ -162,7 +162,7 @@ TEST(CodegenLower, RefusesEveryKernelItCannotGenerateAtOnce) {
   } catch (const UnsupportedError& error) {
     EXPECT_STREQ(error.what(),
                  "the GPU backend does not generate these kernels yet: top_k (onnx: TopK_1); "
-                 "cum_sum (onnx: CumSum_3)");
+                 "einsum (onnx: Einsum_3)");
   }
 }
 
@@ -172,7 +172,7 @@ TEST(CodegenLower, SkipUnsupportedLowersTheRestAndReportsWhatItLeftOut) {
   LoweringReport report;
   const Program program = lower_text(kOpaqueOps, options, &report);
   EXPECT_EQ(report.skipped,
-            (std::vector<std::string>{"top_k (onnx: TopK_1)", "cum_sum (onnx: CumSum_3)"}));
+            (std::vector<std::string>{"top_k (onnx: TopK_1)", "einsum (onnx: Einsum_3)"}));
   ASSERT_EQ(program.steps.size(), 1u);  // relu
   EXPECT_EQ(program.kernels[0].provenance, std::vector<std::string>{"Relu_2"});
 }

@@ -1,11 +1,13 @@
-// The CUDA subset that kiln's tensor-core contraction and tiled attention kernels use, emulated on
-// the CPU, so their emitted code can be run and checked without a GPU (run_emulated.py): a block's
-// threads are fibers (cuda_emulator.cc); __syncthreads, __syncwarp and the warp collectives
-// (__shfl_xor_sync, ldmatrix, mma.sync) are barriers at which the last thread to arrive does the
-// work for all; cp.async copies when a cp.async.wait_group must have completed it. The kiln_*
-// device functions those kernels call (codegen/device_functions.cc) are reimplemented here from
-// their documented semantics: f16 through _Float16 (round to nearest even), bf16 and TF32 as kiln
-// rounds them, mma as an exact product summed in double, ldmatrix per the PTX fragment layouts.
+// The CUDA subset that kiln's kernels use (tensor-core contractions, tiled attention, reduction
+// rows, direct conv, LRN, cum_sum), emulated on the CPU, so their emitted code can be run and
+// checked without a GPU (run_emulated.py): a block's threads are fibers (cuda_emulator.cc);
+// __syncthreads, __syncwarp and the warp collectives (__shfl_xor_sync, ldmatrix, mma.sync) are
+// barriers at which the last thread to arrive does the work for all; cp.async copies when a
+// cp.async.wait_group must have completed it. Here are the kiln_* device functions
+// (codegen/device_functions.cc) whose library versions are PTX, and those they call,
+// reimplemented from their documented semantics: f16 through _Float16 (round to nearest even),
+// bf16 and TF32 as kiln rounds them, mma as an exact product summed in double, ldmatrix per the
+// PTX fragment layouts; run_emulated.py keeps the rest of the library in the kernels' source.
 #pragma once
 #include <ucontext.h>
 
@@ -46,10 +48,18 @@ inline float __int_as_float(int i) {
   memcpy(&f, &i, 4);
   return f;
 }
+inline float __fdividef(float a, float b) { return a / b; }
+using std::erf;
 using std::exp;
+using std::isinf;
 using std::isnan;
+using std::log;
+using std::pow;
+using std::sqrt;
 inline int min(int a, int b) { return a < b ? a : b; }
 inline long long min(long long a, long long b) { return a < b ? a : b; }
+inline int max(int a, int b) { return a > b ? a : b; }
+inline long long max(long long a, long long b) { return a > b ? a : b; }
 
 // Scheduling.
 void emu_syncthreads();
@@ -101,16 +111,10 @@ inline float kiln_round_to_bf16(float v) { return kiln_bf16_to_f32(kiln_f32_to_b
 inline float kiln_round_to_tf32(float value) {
   return __uint_as_float((__float_as_uint(value) + 0x1000u) & 0xffffe000u);
 }
-// max that propagates NaN (numpy.maximum); division of floating values.
-template <class T>
-T kiln_max(T a, T b) {
-  return (a != a || a > b) ? a : b;
-}
-inline float kiln_div(float a, float b) { return a / b; }
-inline double kiln_div(double a, double b) { return a / b; }
 inline unsigned kiln_pack_f16x2(float lo, float hi) {
   return kiln_f32_to_f16(lo) | (unsigned(kiln_f32_to_f16(hi)) << 16);
 }
+inline unsigned kiln_f32x2_to_f16x2(float low, float high) { return kiln_pack_f16x2(low, high); }
 inline unsigned kiln_pack_bf16x2(float lo, float hi) {
   return kiln_f32_to_bf16(lo) | (unsigned(kiln_f32_to_bf16(hi)) << 16);
 }

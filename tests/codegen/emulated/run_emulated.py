@@ -1,20 +1,20 @@
 #!/usr/bin/env python3
 """Runs the kernels kiln generates for a graph on the CPU CUDA emulator (cuda_emulator.h) and
-checks the outputs against kiln's CPU reference interpreter, so the tensor-core contraction and
-tiled attention kernels are tested without a GPU.
+checks the outputs against kiln's CPU reference interpreter, so kiln's kernels (tensor-core
+contractions, tiled attention, reduction rows, direct conv, LRN, cum_sum) are tested without a GPU.
 
     run_emulated.py --kiln KILN --cxx CXX --work-dir DIR [--precision P] GRAPH.kir...
 
 For each graph, in DIR/<graph>_<precision>: `kiln compile --emit-cuda` (sm_80) in the precision;
-the steps and buffers from `kiln inspect`; every kernel, without kiln's device-function library
-(the emulator reimplements the kiln_* functions these kernels call; another one is a compile
-error naming it), compiled with the C++ compiler against the emulator into one library; seeded
-standard normal inputs; the steps run in order, output and intermediates starting as NaN; then
-`kiln run --device cpu` in the same precision on the same inputs. Graphs have one
-output, which must have NaN where the reference has NaN and be finite where it is finite. Where
-the kernels compute in f32 (precision fp32, every buffer f32, no mma) each element must lie
-within 1e-4 + 1e-3·|want|; otherwise (16-bit buffers, f16/bf16/TF32 mma operands) the cosine
-similarity must be at least 0.9999. Prints one line per graph; exit status 1 when one fails.
+the steps and buffers from `kiln inspect`; every kernel with kiln's device functions less those
+the emulator replaces (the PTX ones), compiled with the C++ compiler against the emulator into
+one library; seeded inputs (standard normal; integers uniform over a range where sums wrap); the
+steps run in order, outputs and intermediates starting as garbage (NaN, or the lowest integer);
+then `kiln run --device cpu` in the same precision on the same inputs. Each output must have NaN
+where the reference has NaN and be finite where it is finite; integers must be equal; otherwise
+the cosine similarity must be at least 0.9999 and, where the kernels compute the output in f32
+(precision fp32, an f32 output, no mma), each element must also lie within 1e-4 + 1e-3·|want|.
+Prints one line per output; exit status 1 when a graph fails.
 """
 import argparse
 import ctypes
@@ -27,7 +27,10 @@ import sys
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-STORAGE = {"f32": np.float32, "f16": np.float16, "bf16": np.uint16}
+STORAGE = {"f32": np.float32, "f16": np.float16, "bf16": np.uint16, "i32": np.int32,
+           "i64": np.int64}
+# Integer inputs are drawn uniformly from these ranges, wide enough for sums to wrap around.
+INTEGER_INPUT_RANGE = {"i32": (-2**30, 2**30), "i64": (-2**62, 2**62)}
 
 
 class Failed(Exception):
@@ -43,9 +46,9 @@ def run(command, **kwargs):
 
 
 def inspect(kiln, program):
-    """The program's steps (kernel, grid, threads, argument buffers) and buffers (kind, dtype,
-    shape), from `kiln inspect`."""
-    steps, buffers, section = [], {}, None
+    """The program's steps (kernel, grid, threads, argument buffers), buffers (kind, dtype, shape)
+    and output buffers in the graph's order, from `kiln inspect`."""
+    steps, buffers, outputs, section = [], {}, {}, None
     for line in run([kiln, "inspect", program]).splitlines():
         if not line.startswith(" "):
             section = line.split(" ")[0]
@@ -58,13 +61,14 @@ def inspect(kiln, program):
         if section == "buffers" and buffer:
             shape = [int(d) for d in buffer.group(4).split(",") if d]
             buffers[buffer.group(2)] = (buffer.group(1), buffer.group(3), shape)
+            placement = re.search(r"output (\d+)$", line)
+            if buffer.group(1) == "output" and placement:
+                outputs[int(placement.group(1))] = buffer.group(2)
     for name, (kind, dtype, _) in buffers.items():
         if kind not in ("input", "output", "intermediate") or dtype not in STORAGE:
             raise Failed(f"{program}: buffer '{name}' is a {dtype} {kind}; the emulated run "
-                         f"takes f32, f16 or bf16 inputs, outputs and intermediates")
-    if [kind for kind, _, _ in buffers.values()].count("output") != 1:
-        raise Failed(f"{program}: the emulated run takes graphs of one output")
-    return steps, buffers
+                         f"takes f32, f16, bf16, i32 or i64 inputs, outputs and intermediates")
+    return steps, buffers, [outputs[i] for i in sorted(outputs)]
 
 
 def as_float(array, dtype):
@@ -73,16 +77,31 @@ def as_float(array, dtype):
     return array.astype(np.float32)
 
 
+def defined_functions(text):
+    """The kiln_* functions and structs a source text defines (at the start of a line)."""
+    return set(re.findall(r"^(?:[\w<>:,*][\w<>:,* ]* )?(kiln_\w+)(?:\(| \{)", text, re.M))
+
+
+def library_without_replacements(library):
+    """kiln's device functions (blocks separated by blank lines) less those the emulator
+    defines."""
+    with open(os.path.join(HERE, "cuda_emulator.h")) as file:
+        replaced = defined_functions(file.read())
+    return "\n\n".join(block for block in library.split("\n\n")
+                       if not defined_functions(block) & replaced)
+
+
 def build(cxx, work, kernels):
-    """One shared library with every kernel, each in its own namespace (their vector structs
-    share names), and a run_<kernel>(void** args) entry for each; and whether any uses mma."""
+    """One shared library with every kernel and the device functions the emulator does not
+    replace, each kernel in its own namespace (their vector structs and functions share names),
+    and a run_<kernel>(void** args) entry for each; and whether any kernel uses mma."""
     sources, uses_mma = ['#include "cuda_emulator.h"'], False
     for name in kernels:
         with open(os.path.join(work, "cu", name + ".cu")) as file:
             text = file.read()
         uses_mma |= "kiln_mma_" in text
         starts = [at for at in (text.find("struct __align__"), text.find('extern "C"')) if at >= 0]
-        kernel = text[min(starts):]
+        kernel = library_without_replacements(text[:min(starts)]) + "\n" + text[min(starts):]
         signature = re.search(re.escape(name) + r"\((.*?)\) \{", kernel).group(1)
         types = [param.rsplit("*", 1)[0].replace("const ", "") + "*"
                  for param in signature.split(", ")]
@@ -93,12 +112,12 @@ def build(cxx, work, kernels):
     with open(source, "w") as file:
         file.write("\n".join(sources) + "\n")
     library = os.path.join(work, "kernels.so")
-    run([cxx, "-O1", "-std=c++17", "-w", "-shared", "-fPIC", f"-I{HERE}",
+    run([cxx, "-O1", "-std=c++20", "-w", "-shared", "-fPIC", f"-I{HERE}",
          os.path.join(HERE, "cuda_emulator.cc"), source, "-o", library])
     return ctypes.CDLL(library), uses_mma
 
 
-def judge(got, want, reduced):
+def judge(got, want, by_cosine):
     """'' when got matches want, else what is wrong; and a summary of the errors."""
     finite = np.isfinite(want) & np.isfinite(got)
     errors = np.abs(got[finite] - want[finite])
@@ -110,48 +129,65 @@ def judge(got, want, reduced):
             summary
     if not np.array_equal(np.isfinite(got), np.isfinite(want)):
         return "infinite where the reference is finite, or the other way round", summary
-    if reduced:
-        return ("cosine below 0.9999" if cosine < 0.9999 else ""), summary
-    bad = int((errors > 1e-4 + 1e-3 * np.abs(want[finite])).sum())
-    return (f"{bad} elements beyond 1e-4 + 1e-3·|want|" if bad else ""), summary
+    bad = 0 if by_cosine else int((errors > 1e-4 + 1e-3 * np.abs(want[finite])).sum())
+    if bad:
+        return f"{bad} elements beyond 1e-4 + 1e-3·|want|", summary
+    return ("cosine below 0.9999" if cosine < 0.9999 else ""), summary
+
+
+def reference_outputs(kiln, graph, precision, feeds, reference):
+    """The graph's outputs from `kiln run --device cpu`, in order: it prints a line `NAME: TYPE
+    [values]` for each and writes NAME.npy (unsafe characters as '_', an empty name as '_')."""
+    text = run([kiln, "run", graph, "--device", "cpu", "--precision", precision, "--output-dir",
+                reference, *feeds])
+    names = re.findall(r"^(.*): \w+\[[\d,]*\] ", text, re.M)
+    files = [re.sub(r"[^A-Za-z0-9_.-]", "_", name) or "_" for name in names]
+    return [np.load(os.path.join(reference, file + ".npy")) for file in files]
 
 
 def check(kiln, cxx, graph, precision, work):
-    """Prints a line for the graph's output and returns whether it matches the reference."""
+    """Prints a line for each of the graph's outputs; returns whether all match the reference."""
     program = os.path.join(work, "program.kiln")
     run([kiln, "compile", graph, "--precision", precision, "--arch", "sm_80", "--emit-cuda",
          os.path.join(work, "cu"), "-o", program, "--cache-dir", os.path.join(work, "cache")])
-    steps, buffers = inspect(kiln, program)
+    steps, buffers, outputs = inspect(kiln, program)
     rng = np.random.default_rng(1)
     arrays, feeds = {}, []
     for name, (kind, dtype, shape) in buffers.items():
         if kind == "input":
-            values = rng.standard_normal(shape).astype(np.float32)
+            if dtype in INTEGER_INPUT_RANGE:
+                values = rng.integers(*INTEGER_INPUT_RANGE[dtype], size=shape, dtype=STORAGE[dtype])
+            else:
+                values = rng.standard_normal(shape).astype(np.float32)
             arrays[name] = ((values.view(np.uint32) >> 16).astype(np.uint16) if dtype == "bf16"
                             else values.astype(STORAGE[dtype]))
             path = os.path.join(work, name + ".npy")
             np.save(path, as_float(arrays[name], dtype) if dtype == "bf16" else arrays[name])
             feeds.append(f"--input={name}={path}")
-        else:  # outputs and intermediates start as garbage: NaN
+        elif dtype in INTEGER_INPUT_RANGE:  # outputs and intermediates start as garbage
+            arrays[name] = np.full(shape, np.iinfo(STORAGE[dtype]).min, STORAGE[dtype])
+        else:
             arrays[name] = (np.full(shape, 0x7fc0, np.uint16) if dtype == "bf16"
                             else np.full(shape, np.nan, STORAGE[dtype]))
     library, uses_mma = build(cxx, work, sorted({step[0] for step in steps}))
     for kernel, grid, threads, args in steps:
         pointers = (ctypes.c_void_p * len(args))(*[arrays[a].ctypes.data for a in args])
         library.emu_launch(getattr(library, "run_" + kernel), pointers, *grid, threads)
-    reference = os.path.join(work, "reference")
-    run([kiln, "run", graph, "--device", "cpu", "--precision", precision, "--output-dir",
-         reference, *feeds])
-    reduced = (precision != "fp32" or uses_mma
-               or any(dtype != "f32" for _, dtype, _ in buffers.values()))
-    (output,) = [name for name, (kind, _, _) in buffers.items() if kind == "output"]
-    (expected,) = os.listdir(reference)  # named after the graph's output value
-    want = np.load(os.path.join(reference, expected)).astype(np.float32)
-    got = as_float(arrays[output], buffers[output][1]).reshape(want.shape)
-    problem, summary = judge(got, want, reduced)
-    print(f"{'WRONG' if problem else 'ok   '} {os.path.basename(graph)} {precision}: "
-          f"{len(steps)} steps, {summary}{'; ' + problem if problem else ''}", flush=True)
-    return not problem
+    wants = reference_outputs(kiln, graph, precision, feeds, os.path.join(work, "reference"))
+    passed = True
+    for name, want in zip(outputs, wants):
+        dtype = buffers[name][1]
+        if dtype in INTEGER_INPUT_RANGE:
+            wrong = int((arrays[name].reshape(want.shape) != want).sum())
+            problem, summary = (f"{wrong} elements differ" if wrong else ""), "compared exactly"
+        else:
+            got = as_float(arrays[name], dtype).reshape(want.shape)
+            by_cosine = precision != "fp32" or dtype in ("f16", "bf16") or uses_mma
+            problem, summary = judge(got, want.astype(np.float32), by_cosine)
+        print(f"{'WRONG' if problem else 'ok   '} {os.path.basename(graph)} {precision} {name}: "
+              f"{len(steps)} steps, {summary}{'; ' + problem if problem else ''}", flush=True)
+        passed &= not problem
+    return passed
 
 
 def main():

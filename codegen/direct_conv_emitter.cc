@@ -1,0 +1,170 @@
+// The direct convolution emitter (see the header).
+#include "codegen/direct_conv_emitter.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "codegen/element_emitter.h"
+#include "codegen/grid_stride.h"
+#include "ir/cuda_expr.h"
+#include "ir/error.h"
+#include "ir/ops/nn_conv_geometry.h"
+
+namespace kiln::codegen {
+namespace {
+
+// Channels per group up to which a conv is direct (see the header).
+constexpr int64_t kMaxDirectInChannels = 16;
+constexpr int64_t kMaxDirectOutChannels = 15;
+// Windows up to this many taps per channel are unrolled.
+constexpr int64_t kMaxUnrolledTaps = 32;
+
+const Node* conv_anchor(const KernelBody& body) {
+  for (const Node* node : body.nodes) {
+    if (node->op() == "conv" || node->op() == "conv_transpose") return node;
+  }
+  return nullptr;
+}
+
+bool is_direct(const Node& conv) {
+  if (conv.op() == "conv_transpose") return true;
+  const nn::ConvGeometry g = nn::conv_geometry(conv);
+  return g.in_spatial.size() != 2 || (g.in_channels / g.group <= kMaxDirectInChannels &&
+                                      g.out_channels / g.group <= kMaxDirectOutChannels);
+}
+
+class DirectConvWriter {
+ public:
+  DirectConvWriter(const KernelBody& body, const Node& conv, KernelSpec& spec,
+                   const std::vector<std::string>& outputs)
+      : body_(body),
+        conv_(conv),
+        transpose_(conv.op() == "conv_transpose"),
+        geometry_(transpose_ ? nn::conv_transpose_geometry(conv) : nn::conv_geometry(conv)),
+        outputs_(outputs),
+        code_(1),
+        e_(code_, spec.params, grid_stride_index_type(body)),
+        accumulator_(cuda_compute_type(conv.result()->type().dtype)),
+        round_tf32_(conv.has_attr("tf32") && conv.int_attr("tf32") != 0) {}
+
+  std::string write(int64_t count) {
+    open_grid_stride_loop(e_, count);
+    const Shape& y = conv_.result()->type().shape;
+    image_ = e_.coordinate("i", y, 0);
+    out_channel_ = e_.coordinate("i", y, 1);
+    for (size_t d = 0; d < geometry_.kernel.size(); ++d) {
+      out_position_.push_back(e_.coordinate("i", y, d + 2));
+    }
+    const int64_t out_per_group = geometry_.out_channels / geometry_.group;
+    group_ = geometry_.group == 1 ? "0"
+             : out_per_group == 1
+                 ? out_channel_
+                 : e_.index_temp(fmt::format("{} / {}", out_channel_, out_per_group));
+    code_.line(fmt::format("{} acc = 0;", accumulator_));
+    const int64_t in_per_group = geometry_.in_channels / geometry_.group;
+    e_.open_block(fmt::format("for (int c = 0; c < {}; ++c)", in_per_group));
+    in_channel_ = in_per_group == 1 ? group_
+                  : group_ == "0"   ? "c"
+                                  : e_.index_temp(fmt::format("{} * {} + c", group_, in_per_group));
+    weight_row_ =
+        transpose_ ? e_.index_temp(fmt::format("{} * {} + {} % {}", in_channel_, out_per_group,
+                                               out_channel_, out_per_group))
+        : in_per_group == 1 ? out_channel_
+                            : e_.index_temp(fmt::format("{} * {} + c", out_channel_, in_per_group));
+    write_window(0, {}, {});
+    e_.close_block();
+    std::string result = "acc";
+    if (conv_.operands().size() > 2) {
+      result = e_.temp(accumulator_, "acc + " + e_.element(conv_.operand(2), out_channel_));
+    }
+    close_grid_stride_loop(e_, body_, conv_, result, outputs_);
+    return code_.text();
+  }
+
+ private:
+  // The loops over kernel offsets of spatial dims d and on; `inputs` and `taps` hold the input
+  // position and kernel offset of the dims before d.
+  void write_window(size_t d, std::vector<std::string> inputs, std::vector<std::string> taps) {
+    if (d == geometry_.kernel.size()) {
+      write_multiply_add(inputs, taps);
+      return;
+    }
+    const std::string k = "k" + std::to_string(d);
+    if (num_elements(geometry_.kernel) <= kMaxUnrolledTaps) code_.line("#pragma unroll");
+    e_.open_block(fmt::format("for (int {0} = 0; {0} < {1}; ++{0})", k, geometry_.kernel[d]));
+    const int64_t stride = geometry_.strides[d], dilation = geometry_.dilations[d];
+    const int64_t pad = geometry_.pads_begin[d], extent = geometry_.in_spatial[d];
+    std::string input;
+    if (transpose_) {
+      // o = i·stride − pad + k·dilation: i = (o + pad − k·dilation) / stride where it divides.
+      const std::string shifted =
+          e_.index_temp(fmt::format("{} + {} - {} * {}", out_position_[d], pad, k, dilation));
+      input = e_.index_temp(stride == 1 ? shifted : fmt::format("{} / {}", shifted, stride));
+      const std::string divides =
+          stride == 1 ? "" : fmt::format(" && {} % {} == 0", shifted, stride);
+      e_.open_block(fmt::format("if ({} >= 0{} && {} < {})", shifted, divides, input, extent));
+    } else {
+      input = e_.index_temp(
+          fmt::format("{} * {} - {} + {} * {}", out_position_[d], stride, pad, k, dilation));
+      e_.open_block(fmt::format("if ({0} >= 0 && {0} < {1})", input, extent));
+    }
+    inputs.push_back(input);
+    taps.push_back(k);
+    write_window(d + 1, inputs, taps);
+    e_.close_block();
+    e_.close_block();
+  }
+
+  void write_multiply_add(const std::vector<std::string>& inputs,
+                          const std::vector<std::string>& taps) {
+    std::vector<std::string> x_coordinates = {image_, in_channel_};
+    x_coordinates.insert(x_coordinates.end(), inputs.begin(), inputs.end());
+    const std::string x_index = e_.flat_index(x_coordinates, conv_.operand(0)->type().shape);
+    // W's flat index: its first two dims merged into weight_row_.
+    Shape w_shape = conv_.operand(1)->type().shape;
+    w_shape[1] *= w_shape[0];
+    w_shape[0] = 1;
+    std::vector<std::string> w_coordinates = {"0", weight_row_};
+    w_coordinates.insert(w_coordinates.end(), taps.begin(), taps.end());
+    const std::string w_index = e_.flat_index(w_coordinates, w_shape);
+    const std::string x = operand(e_.element(conv_.operand(0), x_index));
+    const std::string w = operand(e_.element(conv_.operand(1), w_index));
+    code_.line(fmt::format("acc += {} * {};", x, w));
+  }
+
+  std::string operand(const std::string& element) const {
+    return round_tf32_ ? "kiln_round_to_tf32(" + element + ")" : element;
+  }
+
+  const KernelBody& body_;
+  const Node& conv_;
+  bool transpose_;
+  nn::ConvGeometry geometry_;
+  const std::vector<std::string>& outputs_;
+  CodeWriter code_;
+  ElementEmitter e_;
+  std::string accumulator_;
+  bool round_tf32_;
+  std::string image_, out_channel_, group_, in_channel_, weight_row_;
+  std::vector<std::string> out_position_;
+};
+
+}  // namespace
+
+bool is_direct_conv_body(const KernelBody& body) {
+  const Node* conv = conv_anchor(body);
+  return conv && is_direct(*conv);
+}
+
+KernelSpec emit_direct_conv_kernel(const KernelBody& body) {
+  const Node* conv = conv_anchor(body);
+  if (!conv) throw InternalError("emit_direct_conv_kernel: no conv in the body");
+  const int64_t count = conv->result()->type().num_elements();
+  KernelSpec spec;
+  const std::vector<std::string> outputs = begin_grid_stride_spec(spec, body, *conv, count, count);
+  spec.body = DirectConvWriter(body, *conv, spec, outputs).write(count);
+  return spec;
+}
+
+}  // namespace kiln::codegen

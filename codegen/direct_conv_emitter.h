@@ -1,0 +1,31 @@
+// Direct convolution kernels: one thread per output element walks its window, for the convs
+// an implicit GEMM serves badly or not at all:
+//   - conv with few channels per group (depthwise and narrow grouped convs: at most 16 input
+//     and fewer than 16 output channels per group). The contraction emitter computes such a
+//     conv as a GEMM per group whose tiles are 64 output channels wide, so at least three
+//     quarters of each tile is padding (63/64 for a depthwise conv), while a direct thread does
+//     only (input channels per group) × kernel taps multiply-adds, its window read through the
+//     L1 cache that its neighbours share;
+//   - conv of 1 or 3 spatial dims (the contraction emitter is 2-D only);
+//   - conv_transpose, gathered per output: output position o takes input position
+//     i = (o + pad_begin − k·dilation) / stride of kernel offset k where that divides exactly
+//     and lies inside the input.
+// Any spatial rank, strides, dilations, pads and groups; the bias is added, and tf32=1 rounds X
+// and W as the contraction emitter does. Accumulation is in f32 (f64 for f64). X and W come
+// from the element machinery (codegen/element_emitter.h), so a fusion's prologue ops are
+// computed as the window reads them, and each output element then goes through the fusion's
+// epilogue (clip, residual add, cast, ...) at its flat index, as in the contraction emitter.
+#pragma once
+
+#include "codegen/kernel_body.h"
+#include "codegen/kernel_spec.h"
+
+namespace kiln::codegen {
+
+// Whether `body` is anchored by a conv or conv_transpose that a direct kernel computes.
+bool is_direct_conv_body(const KernelBody& body);
+
+// Throws UnsupportedError naming what it cannot do (an output of another size than the conv's).
+KernelSpec emit_direct_conv_kernel(const KernelBody& body);
+
+}  // namespace kiln::codegen
