@@ -34,7 +34,8 @@ bool is_contraction_body(const KernelBody& body);
 bool is_split_k_contraction_body(const KernelBody& body);
 
 // The one kernel of a contraction that is not split. Throws UnsupportedError naming what it
-// cannot do yet (rank-1 matmul operands, convolutions other than 2-D, conv_transpose).
+// cannot do (rank-1 matmul operands, convolutions other than 2-D: lowering gives those and
+// conv_transpose to the direct conv kernels, codegen/direct_conv_emitter.h).
 KernelSpec emit_contraction_kernel(const KernelBody& body);
 
 // A split contraction's two kernels, in launch order; they share an f32 workspace parameter.
