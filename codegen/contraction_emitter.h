@@ -30,7 +30,7 @@ namespace kiln::codegen {
 bool is_contraction_body(const KernelBody& body);
 
 // Whether `body` is a contraction that is split along K (two kernels). Only tensor-core
-// contractions at least 2 · kMinSplitTiles K-steps deep split (contraction_tiling.h).
+// contractions at least 2 · kMinSplitTiles K-steps of kMmaTileK deep split (contraction_tiling.h).
 bool is_split_k_contraction_body(const KernelBody& body);
 
 // The one kernel of a contraction that is not split. Throws UnsupportedError naming what it
