@@ -43,10 +43,11 @@ std::string refusal(const Node& node) {
                          *kind == FusionKind::kAttention;
     return emitted ? "" : node.describe();
   }
-  const bool contraction = node.op() == "gemm" || node.op() == "matmul" || node.op() == "conv" ||
-                           node.op() == "conv_transpose";
-  const bool generated = contraction || node.op() == "cum_sum";
-  return node.info().category <= OpCategory::kReduction || generated ? "" : node.describe();
+  // Opaque ops with an emitter of their own: contractions, direct convs, cum_sum.
+  const std::string& op = node.op();
+  const bool own_emitter =
+      op == "gemm" || op == "matmul" || op == "conv" || op == "conv_transpose" || op == "cum_sum";
+  return node.info().category <= OpCategory::kReduction || own_emitter ? "" : node.describe();
 }
 
 // Whether an emitter checked before the contraction emitter takes `body`: attention bodies
