@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "codegen/contraction_view.h"
 #include "ir/error.h"
 
 namespace kiln::codegen {
@@ -63,13 +64,9 @@ bool is_tf32(const Node& matmul) { return matmul.has_attr("tf32") && matmul.int_
 std::string matmul_operand(ElementEmitter& e, const Node& matmul, size_t i, const Shape& batch,
                            const std::string& b, const std::string& r, const std::string& c,
                            int64_t r_size, int64_t c_size) {
-  Shape full = batch;
-  full.push_back(r_size);
-  full.push_back(c_size);
-  const std::string flat =
-      e.index_temp(fmt::format("({} * {} + {}) * {} + {}", b, r_size, r, c_size, c));
   const Value* value = matmul.operand(i);
-  const std::string element = e.element(value, e.broadcast_index(flat, full, value->type().shape));
+  const std::string element =
+      e.element(value, matmul_operand_index(e, value, batch, b, r, c, r_size, c_size));
   return is_tf32(matmul) ? "kiln_round_to_tf32(" + element + ")" : element;
 }
 

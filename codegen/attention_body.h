@@ -30,7 +30,7 @@ AttentionShape attention_shape(const KernelBody& body);
 bool is_tf32(const Node& matmul);
 
 // Operand `i` of `matmul` at (batch b, r, c), as a [batch..., r_size, c_size] matrix broadcast
-// over the batch dims (as MatmulView in contraction_emitter.cc reads it); rounded to TF32 where
+// over the batch dims (matmul_operand_index, codegen/contraction_view.h); rounded to TF32 where
 // the matmul's tf32 attribute is set.
 std::string matmul_operand(ElementEmitter& e, const Node& matmul, size_t i, const Shape& batch,
                            const std::string& b, const std::string& r, const std::string& c,

@@ -5,10 +5,11 @@
 //
 // with Q', K', V' computed from the body's inputs by prologue ops (slice, reshape, transpose,
 // cast, scale, ...). Two kernels:
-//   - 16-bit Q', K', P', V' (head sizes up to 128, multiples of 16): the tiled tensor-core
-//     kernel with online softmax (codegen/attention_tiled_emitter.h);
-//   - otherwise (f32, f64, other head sizes) one thread block per query row (batch dims × M
-//     rows), 128 threads:
+//   - the tiled kernel (codegen/attention_tiled_emitter.h, fits_tiled_attention): on tensor
+//     cores for 16-bit Q', K', P', V' (head size D a multiple of 16, E of 8, each at most 128),
+//     on the CUDA cores for f32 (D a multiple of 4, E of 8, each at most 64);
+//   - otherwise (f64, other head sizes) one thread block per query row (batch dims × M rows),
+//     128 threads:
 //     1. the row of Q' into shared memory (threads over the head size D);
 //     2. each key j (threads over N keys): s_j = Σ_d Q'[d]·K'[d, j], then the ops up to the
 //        softmax's operand at the score's flat index (S bound there), kept in shared memory;

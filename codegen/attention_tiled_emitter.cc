@@ -380,6 +380,7 @@ class TiledAttentionWriter {
     e.close_block();
     e.close_block();
   }
+
   // The running max and sum of rows g (r = 0) and g + 8 (r = 1) over the warp's keys; the
   // four lanes of a row agree on its max. With `probabilities`, the scores become
   // exp(s - max) and the accumulator is rescaled.
@@ -572,7 +573,7 @@ class TiledAttentionWriter {
     e.close_block();
     if (online_) store_statistics(e);
     code.line("__syncthreads();");
-    open_spread_loop(e, query_tile_ * cols);
+    const bool checked = open_spread_loop(e, query_tile_ * cols);
     code.line(fmt::format("const int g_local = g_i / {}, g_c = g_i % {};", cols, cols));
     code.line("const int g_q = g_m0 + g_local;");
     e.open_block(fmt::format("if (g_q < {})", a_.queries));
@@ -595,7 +596,7 @@ class TiledAttentionWriter {
            e.temp("float", rounded(*a_.output, online_ ? "g_num / g_den" : "g_num")));
     store_outputs(e, body_, outputs_, at);
     e.close_block();
-    e.close_block();
+    close_spread_loop(e, checked);
   }
 
   const KernelBody& body_;

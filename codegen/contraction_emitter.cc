@@ -8,7 +8,6 @@
 #include "codegen/contraction_view.h"
 #include "codegen/element_emitter.h"
 #include "codegen/mma_contraction_emitter.h"
-#include "ir/cuda_expr.h"
 #include "ir/error.h"
 
 namespace kiln::codegen {

@@ -30,11 +30,12 @@ namespace kiln::codegen {
 bool is_contraction_body(const KernelBody& body);
 
 // Whether `body` is a contraction that is split along K (two kernels). Only tensor-core
-// contractions at least 2 · kMinSplitTiles K-steps deep split (contraction_tiling.h).
+// contractions at least 2 · kMinSplitTiles K-steps of kMmaTileK deep split (contraction_tiling.h).
 bool is_split_k_contraction_body(const KernelBody& body);
 
 // The one kernel of a contraction that is not split. Throws UnsupportedError naming what it
-// cannot do yet (rank-1 matmul operands, convolutions other than 2-D, conv_transpose).
+// cannot do (rank-1 matmul operands, convolutions other than 2-D: lowering gives those and
+// conv_transpose to the direct conv kernels, codegen/direct_conv_emitter.h).
 KernelSpec emit_contraction_kernel(const KernelBody& body);
 
 // A split contraction's two kernels, in launch order; they share an f32 workspace parameter.

@@ -6,9 +6,9 @@
 //      64×64 (4 warps, 32×32 each) whose grid has at least one block per SM (kTargetBlocks,
 //      the 132 SMs of an H100/H200); else 64×64.
 //   2. When even that grid is short of kTargetBlocks, K is split into up to kMaxSplits slices
-//      (each a multiple of kMmaTileK and at least kMinSplitTiles K-steps deep) so that about
-//      kTargetBlocks blocks run; the slices' sums meet in an f32 workspace that a second kernel
-//      adds up before the epilogue.
+//      (each a multiple of kMmaTileK deep; at most K-steps / kMinSplitTiles slices, so each but
+//      the last is at least kMinSplitTiles K-steps deep) so that about kTargetBlocks blocks run;
+//      the slices' sums meet in an f32 workspace that a second kernel adds up before the epilogue.
 #pragma once
 
 #include <cstdint>

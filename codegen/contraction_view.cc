@@ -26,11 +26,11 @@ class MatmulView : public ContractionView {
   }
   std::string a_index(ElementEmitter& e, const std::string& b, const std::string& m,
                       const std::string& k) override {
-    return operand_index(e, a_operand(), b, m, k, rows, depth);
+    return matmul_operand_index(e, a_operand(), batch_shape_, b, m, k, rows, depth);
   }
   std::string b_index(ElementEmitter& e, const std::string& b, const std::string& k,
                       const std::string& n) override {
-    return operand_index(e, b_operand(), b, k, n, depth, cols);
+    return matmul_operand_index(e, b_operand(), batch_shape_, b, k, n, depth, cols);
   }
   std::string result_index(ElementEmitter& e, const std::string& b, const std::string& m,
                            const std::string& n) override {
@@ -47,18 +47,6 @@ class MatmulView : public ContractionView {
   bool result_contiguous_along_m() const override { return false; }
 
  private:
-  // The index in `value`, a [batch..., r, c] matrix broadcast over the result's batch dims.
-  std::string operand_index(ElementEmitter& e, const Value* value, const std::string& b,
-                            const std::string& r, const std::string& c, int64_t r_size,
-                            int64_t c_size) {
-    Shape full = batch_shape_;
-    full.push_back(r_size);
-    full.push_back(c_size);
-    const std::string flat =
-        e.index_temp(fmt::format("({} * {} + {}) * {} + {}", b, r_size, r, c_size, c));
-    return e.broadcast_index(flat, full, value->type().shape);
-  }
-
   Shape batch_shape_;
 };
 
@@ -207,6 +195,17 @@ class ConvView : public ContractionView {
 };
 
 }  // namespace
+
+std::string matmul_operand_index(ElementEmitter& e, const Value* value, const Shape& batch,
+                                 const std::string& b, const std::string& r, const std::string& c,
+                                 int64_t r_size, int64_t c_size) {
+  Shape full = batch;
+  full.push_back(r_size);
+  full.push_back(c_size);
+  const std::string flat =
+      e.index_temp(fmt::format("({} * {} + {}) * {} + {}", b, r_size, r, c_size, c));
+  return e.broadcast_index(flat, full, value->type().shape);
+}
 
 const Node* contraction_anchor(const KernelBody& body) {
   for (const Node* node : body.nodes) {

@@ -70,6 +70,12 @@ class ContractionView {
   const Node& node_;
 };
 
+// The flat index in `value` of element (b, r, c) of the [batch..., r_size, c_size] matrix that
+// `value` broadcasts to (numpy rules over the batch dims): how a matmul reads its operands.
+std::string matmul_operand_index(ElementEmitter& e, const Value* value, const Shape& batch,
+                                 const std::string& b, const std::string& r, const std::string& c,
+                                 int64_t r_size, int64_t c_size);
+
 // The gemm, matmul or conv node of a contraction body, or nullptr.
 const Node* contraction_anchor(const KernelBody& body);
 

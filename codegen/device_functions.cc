@@ -337,9 +337,9 @@ __device__ __forceinline__ void kiln_block_arg_reduce(T& best, long long& best_i
                : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 })"},
-      // ldmatrix: each of the 4 (x4) or 2 (x2) 8×8 matrices of 16-bit values is read from the
-      // shared-memory rows whose addresses lanes 8i..8i+7 give (16 bytes a row); register i of
-      // lane l receives row l / 4, columns 2(l % 4)..+1 of matrix i (`trans`: of its transpose).
+      // ldmatrix: each of the 4 8×8 matrices of 16-bit values is read from the shared-memory
+      // rows whose addresses lanes 8i..8i+7 give (16 bytes a row); register i of lane l receives
+      // row l / 4, columns 2(l % 4)..+1 of matrix i (`trans`: of its transpose).
       {"kiln_ldmatrix_x4",
        R"(__device__ __forceinline__ void kiln_ldmatrix_x4(unsigned* r, const void* row) {
   const unsigned address = static_cast<unsigned>(__cvta_generic_to_shared(row));
@@ -351,18 +351,6 @@ __device__ __forceinline__ void kiln_block_arg_reduce(T& best, long long& best_i
   const unsigned address = static_cast<unsigned>(__cvta_generic_to_shared(row));
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(address));
-})"},
-      {"kiln_ldmatrix_x2",
-       R"(__device__ __forceinline__ void kiln_ldmatrix_x2(unsigned* r, const void* row) {
-  const unsigned address = static_cast<unsigned>(__cvta_generic_to_shared(row));
-  asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];"
-               : "=r"(r[0]), "=r"(r[1]) : "r"(address));
-})"},
-      {"kiln_ldmatrix_x2_trans",
-       R"(__device__ __forceinline__ void kiln_ldmatrix_x2_trans(unsigned* r, const void* row) {
-  const unsigned address = static_cast<unsigned>(__cvta_generic_to_shared(row));
-  asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];"
-               : "=r"(r[0]), "=r"(r[1]) : "r"(address));
 })"},
       // cp.async (sm_80+): 16 bytes global → shared without a register round trip; with `valid`
       // false the 16 shared bytes are zero-filled and global memory is not read.

@@ -3,8 +3,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-
 #include "codegen/element_emitter.h"
 #include "codegen/grid_stride.h"
 #include "ir/cuda_expr.h"

@@ -6,7 +6,7 @@
 //     quarters of each tile is padding (63/64 for a depthwise conv), while a direct thread does
 //     only (input channels per group) × kernel taps multiply-adds, its window read through the
 //     L1 cache that its neighbours share;
-//   - conv of 1 or 3 spatial dims (the contraction emitter is 2-D only);
+//   - conv of other than 2 spatial dims (1-D, 3-D: the contraction emitter is 2-D only);
 //   - conv_transpose, gathered per output: output position o takes input position
 //     i = (o + pad_begin − k·dilation) / stride of kernel offset k where that divides exactly
 //     and lies inside the input.

@@ -43,10 +43,18 @@ std::string refusal(const Node& node) {
                          *kind == FusionKind::kAttention;
     return emitted ? "" : node.describe();
   }
-  const bool contraction = node.op() == "gemm" || node.op() == "matmul" || node.op() == "conv" ||
-                           node.op() == "conv_transpose";
-  const bool generated = contraction || node.op() == "cum_sum";
-  return node.info().category <= OpCategory::kReduction || generated ? "" : node.describe();
+  // Opaque ops with an emitter of their own: contractions, direct convs, cum_sum.
+  const std::string& op = node.op();
+  const bool own_emitter =
+      op == "gemm" || op == "matmul" || op == "conv" || op == "conv_transpose" || op == "cum_sum";
+  return node.info().category <= OpCategory::kReduction || own_emitter ? "" : node.describe();
+}
+
+// Whether an emitter checked before the contraction emitter takes `body`: attention bodies
+// hold matmuls and direct conv bodies convs, which are no contraction kernel's anchor.
+bool is_taken_before_contraction(const KernelBody& body) {
+  return is_attention_body(body) || is_pool_body(body) || is_direct_conv_body(body) ||
+         is_cum_sum_body(body);
 }
 
 // An attention, pooling, direct conv, cum_sum or contraction kernel for bodies anchored by one; a
@@ -63,11 +71,10 @@ KernelSpec emit_kernel(const KernelBody& body) {
   return reduction ? emit_reduction_kernel(body) : emit_loop_kernel(body);
 }
 
-// The kernels of `body` in launch order: one, or a split-K contraction's two (checked first: only
-// contractions deep enough to split, so never a depthwise or small-group convolution; convs the
-// direct kernels take, of 1 or 3 spatial dims for instance, are no contraction).
+// The kernels of `body` in launch order: one, or a split-K contraction's two (only for bodies
+// that reach the contraction emitter: an attention body's Q·Kᵀ may be deep enough to split).
 std::vector<KernelSpec> emit_kernels(const KernelBody& body) {
-  if (!is_direct_conv_body(body) && is_split_k_contraction_body(body)) {
+  if (!is_taken_before_contraction(body) && is_split_k_contraction_body(body)) {
     return emit_split_k_contraction_kernels(body);
   }
   std::vector<KernelSpec> kernels;

@@ -92,6 +92,11 @@ OperandTile operand_tile(char name, int rows_or_cols, bool inner_is_k, int vecto
   return tile;
 }
 
+// The f32 elements of split-K's workspace: a slice's partial sums for every result element.
+int64_t workspace_floats(const ContractionView& view, const MmaTiling& tiling) {
+  return tiling.splits * view.batch * view.rows * view.cols;
+}
+
 class MmaKernelWriter {
  public:
   MmaKernelWriter(const KernelBody& body, const Node& anchor, ContractionView& view,
@@ -436,10 +441,6 @@ class MmaKernelWriter {
     for (int level = 0; level < 4; ++level) e_.close_block();
   }
 
-  static int64_t workspace_floats(const ContractionView& view, const MmaTiling& tiling) {
-    return tiling.splits * view.batch * view.rows * view.cols;
-  }
-
   const KernelBody& body_;
   const Node& anchor_;
   ContractionView& view_;
@@ -482,8 +483,7 @@ KernelSpec emit_mma_contraction_kernel(const KernelBody& body, const Node& ancho
     outputs = begin_spec(spec, body, threads, grid);
   }
   CodeWriter code(1);
-  ElementEmitter e(code, spec.params,
-                   index_type_for(body, tiling.splits * view.batch * view.rows * view.cols));
+  ElementEmitter e(code, spec.params, index_type_for(body, workspace_floats(view, tiling)));
   MmaKernelWriter(body, anchor, view, tiling, spec, e).write(outputs);
   spec.body = code.text();
   return spec;
@@ -496,9 +496,10 @@ KernelSpec emit_split_k_sum_kernel(const KernelBody& body, const Node& anchor,
   KernelSpec spec;
   const std::vector<std::string> outputs =
       begin_spec(spec, body, kSumThreads, {static_cast<uint32_t>(blocks), 1, 1});
-  const std::string& workspace = spec.params.add_workspace(tiling.splits * total);
+  const int64_t workspace_size = workspace_floats(view, tiling);
+  const std::string& workspace = spec.params.add_workspace(workspace_size);
   CodeWriter code(1);
-  ElementEmitter e(code, spec.params, index_type_for(body, tiling.splits * total + blocks * 256));
+  ElementEmitter e(code, spec.params, index_type_for(body, workspace_size + blocks * kSumThreads));
   const std::string& index = e.index_type();
   e.open_block(
       fmt::format("for ({} g_i = static_cast<{}>(blockIdx.x) * {} + threadIdx.x; g_i < {}; g_i += "

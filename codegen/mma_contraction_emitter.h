@@ -16,18 +16,18 @@
 // One barrier a step suffices: a buffer is written again only after every warp has passed the
 // barrier that follows its last reads. When both operands come by cp.async and three buffers
 // fit in the 48 KiB of static shared memory (every tile but 128×128), the copies run two steps
-// ahead through three buffers (cp.async.wait_group 1 before each step's barrier). A tile is stored with its rows along the dimension along
-// which the operand lies contiguous in memory (ContractionView: k for a row-major matmul A, m =
-// output pixels for a convolution's input, k for its weights), so consecutive threads read
-// consecutive addresses; ldmatrix (.trans where the rows run along m or n) then gives the mma
-// fragments. Rows are padded by 16 bytes, which puts the 8 rows one ldmatrix reads in 8 distinct
-// groups of 4 banks (TF32: padded so lanes' 32-bit reads hit distinct banks). An operand that is a
-// plain 16-bit buffer read as it lies comes by cp.async (16, 8 or 4 bytes: the widest its
-// contiguous runs allow, so a vector is wholly inside or outside the operand); any other is
-// register-staged: each thread computes pairs of neighbouring elements through the element
-// machinery (so a fusion's prologue ops are computed as the tile loads them; padding and
-// out-of-range elements read 0), rounds them to the operand type and keeps them packed (f16x2 /
-// bf16x2) until the store.
+// ahead through three buffers (cp.async.wait_group 1 before each step's barrier). A tile is stored
+// with its rows along the dimension along which the operand lies contiguous in memory
+// (ContractionView: k for a row-major matmul A, m = output pixels for a convolution's input, k for
+// its weights), so consecutive threads read consecutive addresses; ldmatrix (.trans where the rows
+// run along m or n) then gives the mma fragments. Rows are padded by 16 bytes, which puts the 8
+// rows one ldmatrix reads in 8 distinct groups of 4 banks (TF32: padded so lanes' 32-bit reads hit
+// distinct banks). An operand that is a plain buffer read as it lies comes by cp.async (16, 8 or 4
+// bytes, TF32 16 or 8: the widest its contiguous runs allow, so a vector is wholly inside or
+// outside the operand); any other is register-staged: each thread computes pairs of neighbouring
+// elements (TF32: single f32 elements) through the element machinery (so a fusion's prologue ops
+// are computed as the tile loads them; padding and out-of-range elements read 0), rounds them to
+// the operand type and keeps them packed (f16x2 / bf16x2) until the store.
 //
 // Results: each accumulator element goes through emit_contraction_result (the op's bias, the
 // fusion's epilogue, the stores) at (b, m, n); with split-K, each block writes its slice's sums

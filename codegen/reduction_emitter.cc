@@ -546,13 +546,14 @@ class ReductionWriter {
     if (guarded) e_.close_block();
   }
 
-  // The last pass over the row: X's elements from registers (or read again), the per-element
-  // outputs written one element (or, in vector schedules, one vector) at a time.
-  // f16 outputs of a vector schedule are computed into floats and rounded two lanes at a time.
+  // Whether `output` is an f16 output of a vector schedule: computed into floats and rounded
+  // two lanes at a time.
   bool packed(const Value* output) const {
     return schedule_.vector_width > 1 && output->type().dtype == DType::kF16;
   }
 
+  // The last pass over the row: X's elements from registers (or read again), the per-element
+  // outputs written one element (or, in vector schedules, one vector) at a time.
   void write_element_outputs() {
     std::vector<const Value*> roots;
     for (size_t k : outputs_.per_element) roots.push_back(body_.outputs[k]);

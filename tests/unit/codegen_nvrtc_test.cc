@@ -95,19 +95,20 @@ TEST(CodegenNvrtc, TensorCoreDeviceFunctionsCompile) {
 extern "C" __global__ void mma_kernel(const unsigned short* in, float* out) {
   __shared__ __align__(16) unsigned short tile[16 * 16];
   kiln_cp_async_16(tile + threadIdx.x % 32 * 8, in + threadIdx.x % 32 * 8, threadIdx.x < 32);
+  kiln_cp_async_8(tile + threadIdx.x % 32 * 4, in + threadIdx.x % 32 * 4, threadIdx.x < 32);
+  kiln_cp_async_4(tile + threadIdx.x % 32 * 2, in + threadIdx.x % 32 * 2, threadIdx.x < 32);
   kiln_cp_async_commit();
   kiln_cp_async_wait<0>();
   __syncthreads();
-  unsigned a[4], b[4], a2[2];
+  unsigned a[4], b[4];
   kiln_ldmatrix_x4(a, tile + threadIdx.x % 16 * 16);
   kiln_ldmatrix_x4_trans(b, tile + threadIdx.x % 16 * 16);
-  kiln_ldmatrix_x2(a2, tile);
-  kiln_ldmatrix_x2_trans(a2, tile);
   float c[4] = {0, 0, 0, 0};
   kiln_mma_f16_16816(c, a, b);
   kiln_mma_bf16_16816(c, a, b + 2);
-  kiln_mma_tf32_1688(c, a, a2);
-  b[0] = kiln_pack_f16x2(c[0], c[1]) ^ kiln_pack_bf16x2(c[2], c[3]);
+  kiln_mma_tf32_1688(c, a, b);
+  b[0] = kiln_pack_f16x2(c[0], c[1]) ^ kiln_pack_bf16x2(c[2], c[3]) ^
+         kiln_f32x2_to_f16x2(c[1], c[0]);
   out[threadIdx.x] = c[0] + c[1] + c[2] + c[3] + b[0];
 }
 )";

@@ -33,17 +33,19 @@ void compile_for_sm80_and_sm90(Program& program) {
   }
 }
 
-// Attention of `dtype` over [batch, heads, queries, 64] queries and `keys` keys of head size 64,
+// Attention of `dtype` over [batch, heads, queries, head] queries and `keys` keys of head size
+// `head`,
 // scores scaled before the softmax; 16-bit scores are cast to f32 around it (as the mixed
 // precision pass writes it). With `nan_guard`, NaN probabilities become 0 before the cast down
 // (as PyTorch's scaled_dot_product_attention exports).
 std::string attention_graph(int keys, const std::string& dtype = "f32", int batch = 1,
-                            int heads = 2, int queries = 16, bool nan_guard = false) {
+                            int heads = 2, int queries = 16, bool nan_guard = false,
+                            int head = 64) {
   const std::string prefix =
       dtype + "[" + std::to_string(batch) + "," + std::to_string(heads) + ",";
-  const std::string q = prefix + std::to_string(queries) + ",64]";
-  const std::string k = prefix + "64," + std::to_string(keys) + "]";
-  const std::string v = prefix + std::to_string(keys) + ",64]";
+  const std::string q = prefix + std::to_string(queries) + "," + std::to_string(head) + "]";
+  const std::string k = prefix + std::to_string(head) + "," + std::to_string(keys) + "]";
+  const std::string v = prefix + std::to_string(keys) + "," + std::to_string(head) + "]";
   const std::string s = prefix + std::to_string(queries) + "," + std::to_string(keys) + "]";
   const std::string f = "f32" + s.substr(dtype.size());
   const bool is_16_bit = dtype == "f16" || dtype == "bf16";
@@ -128,6 +130,16 @@ TEST(CodegenPoolAttention, TensorCoreAttentionGivesEachWarpItsOwnRowsWhenTheGrid
   EXPECT_NE(program.kernels[0].source.find("const int g_split = g_warp / 4 * 64;"),
             std::string::npos);
   compile_for_sm80_and_sm90(program);
+}
+
+TEST(CodegenPoolAttention, DeepHeadsOfASmallGridStayOneAttentionKernel) {
+  // Q·Kᵀ of head size 256 over one 16 × 16 tile would be split along K were it a lone f16
+  // matmul (8 K-steps, one block); inside an attention body it is the attention kernel's.
+  Program program = lower_text(attention_graph(16, "f16", 1, 1, 16, false, 256));
+  ASSERT_EQ(program.steps.size(), 1u);
+  EXPECT_EQ(program.kernels[0].name.rfind("attention_", 0), 0u) << program.kernels[0].name;
+  EXPECT_EQ(program.kernels[0].source.find("workspace"), std::string::npos)
+      << program.kernels[0].source;
 }
 
 TEST(CodegenPoolAttention, OpsAfterTheSoftmaxTakeTwoPassesOverTheKeys) {
