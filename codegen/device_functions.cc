@@ -31,13 +31,6 @@ const std::vector<DeviceFunction>& library() {
   asm("cvt.rn.f16.f32 %0, %1;" : "=h"(bits) : "f"(value));
   return bits;
 })"},
-      // Two floats rounded to f16 (nearest even) by one instruction: `low` in bits 0-15.
-      {"kiln_f32x2_to_f16x2",
-       R"(__device__ __forceinline__ unsigned kiln_f32x2_to_f16x2(float low, float high) {
-  unsigned bits;
-  asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(bits) : "f"(high), "f"(low));
-  return bits;
-})"},
       {"kiln_bf16_to_f32",
        R"(__device__ __forceinline__ float kiln_bf16_to_f32(unsigned short bits) {
   return __uint_as_float(static_cast<unsigned>(bits) << 16);
@@ -307,6 +300,7 @@ __device__ __forceinline__ void kiln_block_arg_reduce(T& best, long long& best_i
       //   tf32 m16n8k8: a[0] = A(g, t), a[1] = A(g+8, t), a[2] = A(g, t+4), a[3] = A(g+8, t+4);
       //     b[0] = B(t, g), b[1] = B(t+4, g); each register one f32 bit pattern rounded to tf32.
       //   accumulator (both): c[0..1] = C(g, 2t..2t+1), c[2..3] = C(g+8, 2t..2t+1), f32.
+      // Two floats rounded to f16 / bf16 (nearest even) by one instruction: `low` in bits 0-15.
       {"kiln_pack_f16x2",
        R"(__device__ __forceinline__ unsigned kiln_pack_f16x2(float low, float high) {
   unsigned bits;

@@ -592,7 +592,7 @@ class ReductionWriter {
           code_.line(fmt::format("{} {};", type, stored));
           code_.line("#pragma unroll");
           code_.line(
-              fmt::format("for (int k = 0; k < {}; ++k) {}.v[k] = kiln_f32x2_to_f16x2(r{}[2 * k], "
+              fmt::format("for (int k = 0; k < {}; ++k) {}.v[k] = kiln_pack_f16x2(r{}[2 * k], "
                           "r{}[2 * k + 1]);",
                           width / 2, stored, k, k));
         }

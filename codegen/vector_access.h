@@ -24,7 +24,7 @@ std::string vector_type(DType dtype, int width);
 std::string vector_definition(DType dtype, int width);
 
 // f16 vectors stored from floats two lanes at a time, with one packed conversion each
-// (kiln_f32x2_to_f16x2): "vec_f16x8_packed", width / 2 unsigned words of two halves.
+// (kiln_pack_f16x2): "vec_f16x8_packed", width / 2 unsigned words of two halves.
 std::string packed_f16_vector_type(int width);
 std::string packed_f16_vector_definition(int width);
 

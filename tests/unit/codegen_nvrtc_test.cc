@@ -107,8 +107,7 @@ extern "C" __global__ void mma_kernel(const unsigned short* in, float* out) {
   kiln_mma_f16_16816(c, a, b);
   kiln_mma_bf16_16816(c, a, b + 2);
   kiln_mma_tf32_1688(c, a, b);
-  b[0] = kiln_pack_f16x2(c[0], c[1]) ^ kiln_pack_bf16x2(c[2], c[3]) ^
-         kiln_f32x2_to_f16x2(c[1], c[0]);
+  b[0] = kiln_pack_f16x2(c[0], c[1]) ^ kiln_pack_bf16x2(c[2], c[3]);
   out[threadIdx.x] = c[0] + c[1] + c[2] + c[3] + b[0];
 }
 )";

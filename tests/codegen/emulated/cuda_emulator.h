@@ -114,7 +114,6 @@ inline float kiln_round_to_tf32(float value) {
 inline unsigned kiln_pack_f16x2(float lo, float hi) {
   return kiln_f32_to_f16(lo) | (unsigned(kiln_f32_to_f16(hi)) << 16);
 }
-inline unsigned kiln_f32x2_to_f16x2(float low, float high) { return kiln_pack_f16x2(low, high); }
 inline unsigned kiln_pack_bf16x2(float lo, float hi) {
   return kiln_f32_to_bf16(lo) | (unsigned(kiln_f32_to_bf16(hi)) << 16);
 }
