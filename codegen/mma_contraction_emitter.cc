@@ -88,7 +88,14 @@ OperandTile operand_tile(char name, int rows_or_cols, bool inner_is_k, int vecto
   tile.padding = format.tf32 && inner_is_k ? 4 : 8;
   tile.vector = vector;
   tile.staged = format.staged;
-  tile.per_thread = tile.outer * tile.inner / tile.chunk() / threads;
+  const int chunks = tile.outer * tile.inner / tile.chunk();
+  if (chunks % threads != 0) {
+    throw InternalError(
+        fmt::format("operand tile {}: {} chunks of {} elements do not divide over {} "
+                    "threads",
+                    name, chunks, tile.chunk(), threads));
+  }
+  tile.per_thread = chunks / threads;
   return tile;
 }
 
