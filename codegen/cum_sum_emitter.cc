@@ -41,12 +41,15 @@ KernelSpec emit_cum_sum_kernel(const KernelBody& body) {
   const std::vector<std::string> outputs =
       begin_grid_stride_spec(spec, body, *node, lines, input->type().num_elements());
   CodeWriter code(1);
-  ElementEmitter e(code, spec.params, grid_stride_index_type(body));
+  // The scan's step counts up to the axis length, which reaches 2^31 only in a tensor that
+  // large: the index type covers both.
+  const std::string index_type = grid_stride_index_type(body);
+  ElementEmitter e(code, spec.params, index_type);
   open_grid_stride_loop(e, lines);
   const std::string start =
       e.index_temp(fmt::format("i / {} * {} + i % {}", inner, count * inner, inner));
   code.line(fmt::format("{} sum = 0;", sum_type));
-  e.open_block(fmt::format("for (int s = 0; s < {}; ++s)", count));
+  e.open_block(fmt::format("for ({} s = 0; s < {}; ++s)", index_type, count));
   const std::string step = reverse ? fmt::format("({} - s)", count - 1) : "s";
   const std::string index = e.index_temp(
       inner == 1 ? start + " + " + step : fmt::format("{} + {} * {}", start, step, inner));
