@@ -25,7 +25,13 @@ std::vector<std::string> begin_grid_stride_spec(KernelSpec& spec, const KernelBo
                              " has " + std::to_string(output->type().num_elements()));
     }
   }
-  const int64_t blocks = std::clamp<int64_t>((count + kBlockSize - 1) / kBlockSize, 1, kMaxBlocks);
+  return begin_grid_stride_frame(spec, body, count);
+}
+
+std::vector<std::string> begin_grid_stride_frame(KernelSpec& spec, const KernelBody& body,
+                                                 int64_t threads) {
+  const int64_t blocks =
+      std::clamp<int64_t>((threads + kBlockSize - 1) / kBlockSize, 1, kMaxBlocks);
   return begin_spec(spec, body, kBlockSize, {static_cast<uint32_t>(blocks), 1, 1});
 }
 
@@ -33,13 +39,17 @@ std::string grid_stride_index_type(const KernelBody& body) {
   return index_type_for(body, kMaxBlocks * kBlockSize);
 }
 
-void open_grid_stride_loop(ElementEmitter& e, int64_t count) {
+void declare_grid_stride(ElementEmitter& e) {
   const std::string& index = e.index_type();
   const std::string cast = "static_cast<" + index + ">";
   e.code().line(fmt::format("const {} stride = {}(gridDim.x) * blockDim.x;", index, cast));
   e.code().line(
       fmt::format("const {} first = {}(blockIdx.x) * blockDim.x + threadIdx.x;", index, cast));
-  e.open_block(fmt::format("for ({} i = first; i < {}; i += stride)", index, count));
+}
+
+void open_grid_stride_loop(ElementEmitter& e, int64_t count) {
+  declare_grid_stride(e);
+  e.open_block(fmt::format("for ({} i = first; i < {}; i += stride)", e.index_type(), count));
 }
 
 void close_grid_stride_loop(ElementEmitter& e, const KernelBody& body, const Node& anchor,

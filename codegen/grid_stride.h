@@ -1,6 +1,6 @@
-// The frame of kernels that compute one output element per thread (direct conv, LRN) or one
-// line of them (cum_sum): blocks of 256 threads in a grid-stride loop over `i`, each thread
-// writing every body output at its elements after the fusion's epilogue.
+// The frame of kernels whose threads stride over a flat index `i`: blocks of 256 threads, at most
+// 65535 blocks, the loop taking the rest. Loop, pooling, direct conv and LRN kernels compute one
+// output element per index, cum_sum one line of them; the loop kernel a vector of them.
 #pragma once
 
 #include <string>
@@ -11,9 +11,13 @@
 
 namespace kiln::codegen {
 
-// Starts `spec` for `body` (begin_spec) with a grid for `count` threads' work; returns the
-// outputs' parameter names. Throws UnsupportedError, naming `anchor`, for an output that does not
-// have `output_elements` elements.
+// Starts `spec` for `body` (begin_spec) with a grid for `threads` threads; returns the outputs'
+// parameter names.
+std::vector<std::string> begin_grid_stride_frame(KernelSpec& spec, const KernelBody& body,
+                                                 int64_t threads);
+
+// begin_grid_stride_frame for `count` threads' work, after checking the outputs. Throws
+// UnsupportedError, naming `anchor`, for an output that does not have `output_elements` elements.
 std::vector<std::string> begin_grid_stride_spec(KernelSpec& spec, const KernelBody& body,
                                                 const Node& anchor, int64_t count,
                                                 int64_t output_elements);
@@ -21,7 +25,10 @@ std::vector<std::string> begin_grid_stride_spec(KernelSpec& spec, const KernelBo
 // The index type such a kernel needs.
 std::string grid_stride_index_type(const KernelBody& body);
 
-// Opens the loop over `i`.
+// Declares `stride` and `first` (this thread's first index), in the kernel's index type.
+void declare_grid_stride(ElementEmitter& e);
+
+// Declares them and opens the loop over `i`.
 void open_grid_stride_loop(ElementEmitter& e, int64_t count);
 
 // Writes each body output at `i` (anchor's result bound to `result` there) and closes the loop.

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "codegen/element_emitter.h"
+#include "codegen/grid_stride.h"
 #include "codegen/vector_access.h"
 #include "ir/cuda_expr.h"
 #include "ir/error.h"
@@ -14,9 +15,6 @@
 
 namespace kiln::codegen {
 namespace {
-
-constexpr uint32_t kBlockSize = 256;
-constexpr int64_t kMaxBlocks = 65535;
 
 // How a body is vectorized: `width` elements per thread (1: not at all), loading `operands`
 // (inputs and constants of N elements) and storing the outputs as vectors.
@@ -126,21 +124,13 @@ KernelSpec emit_loop_kernel(const KernelBody& body) {
     }
   }
   const Vectorization plan = plan_vectorization(body, count);
-  const int64_t threads = (count + plan.width - 1) / plan.width;
-  const int64_t blocks =
-      std::clamp<int64_t>((threads + kBlockSize - 1) / kBlockSize, 1, kMaxBlocks);
-
   KernelSpec spec;
   const std::vector<std::string> outputs =
-      begin_spec(spec, body, kBlockSize, {static_cast<uint32_t>(blocks), 1, 1});
+      begin_grid_stride_frame(spec, body, (count + plan.width - 1) / plan.width);
 
-  const std::string index_type = index_type_for(body, kMaxBlocks * kBlockSize);
   CodeWriter code(1);
-  ElementEmitter e(code, spec.params, index_type);
-  const std::string cast = "static_cast<" + index_type + ">";
-  code.line(fmt::format("const {} stride = {}(gridDim.x) * blockDim.x;", index_type, cast));
-  code.line(
-      fmt::format("const {} first = {}(blockIdx.x) * blockDim.x + threadIdx.x;", index_type, cast));
+  ElementEmitter e(code, spec.params, grid_stride_index_type(body));
+  declare_grid_stride(e);
   int64_t scalar_start = 0;
   if (plan.width > 1) {
     spec.definitions = vector_definitions(plan, body);

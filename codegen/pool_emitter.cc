@@ -3,18 +3,14 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-
 #include "codegen/element_emitter.h"
+#include "codegen/grid_stride.h"
 #include "ir/cuda_expr.h"
 #include "ir/error.h"
 #include "ir/ops/nn_kernel_util.h"
 
 namespace kiln::codegen {
 namespace {
-
-constexpr uint32_t kBlockSize = 256;
-constexpr int64_t kMaxBlocks = 65535;
 
 bool is_windowed_pool(const Node& node) {
   return node.op() == "max_pool" || node.op() == "max_pool_with_indices" ||
@@ -150,13 +146,10 @@ KernelSpec emit_pool_kernel(const KernelBody& body) {
                              std::to_string(output->type().num_elements()));
     }
   }
-  const int64_t blocks = std::clamp<int64_t>((count + kBlockSize - 1) / kBlockSize, 1, kMaxBlocks);
-
   KernelSpec spec;
-  const std::vector<std::string> outputs =
-      begin_spec(spec, body, kBlockSize, {static_cast<uint32_t>(blocks), 1, 1});
+  const std::vector<std::string> outputs = begin_grid_stride_frame(spec, body, count);
 
-  const std::string index_type = index_type_for(body, kMaxBlocks * kBlockSize);
+  const std::string index_type = grid_stride_index_type(body);
   CodeWriter code(1);
   ElementEmitter e(code, spec.params, index_type);
   const PoolWindow window = pool_window(*pool);
