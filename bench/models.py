@@ -4,7 +4,7 @@ mode="reduce-overhead"), kiln unfused and kiln fused, in one run on one card.
 
 usage: bench/models.py KILN OUT_DIR [--models resnet50,mobilenetv2,bert,vit]
                        [--batches 1,32] [--extra-batches resnet50=128] [--iters 50]
-                       [--warmup 10] [--no-compile]
+                       [--warmup 10] [--no-compile] [--kiln-profile N]
 
 Models have random weights: torchvision's ResNet-50, MobileNetV2 and ViT-B/16 (224×224), and
 BERT-base (transformers' BertModel: 12 layers, hidden 768, sequence 128). Each runs at every
@@ -13,6 +13,9 @@ ONNX (opset 17) at each batch size; kiln compiles that file with --precision fp1
 and outputs, 16-bit convolutions and products) and `kiln bench` times its CUDA graph and checks
 it against kiln's CPU reference. PyTorch runs the module in fp16 (model.half()). Times are
 medians of CUDA-event timings after a warm-up.
+
+--kiln-profile N passes `--profile N` to kiln bench: its output (printed here) then lists each
+kiln variant's N slowest kernel launches, and the JSON of each run holds every launch's time.
 
 Prints two tables, median ms per system and kiln fused's speedup over each of the others (their
 time over kiln fused's: above 1, kiln fused is faster), and writes OUT_DIR/models.json. A step
@@ -103,8 +106,9 @@ def time_torch(entry, model, inputs, args):
 
 def time_kiln(entry, path, name, batch, args):
     """Adds kiln unfused's and fused's medians and cosines to `entry`, or kiln's error."""
+    profile = ["--profile", str(args.kiln_profile)] if args.kiln_profile else []
     kiln = run_kiln_bench(args.kiln, path, os.path.join(args.out_dir, f"{name}_b{batch}_kiln.json"),
-                          args.iters, args.warmup, ["--precision", "fp16"])
+                          args.iters, args.warmup, ["--precision", "fp16"] + profile)
     for variant in ("unfused", "fused"):
         figures = kiln.get(variant, {})
         if "median_ms" in figures:
@@ -189,6 +193,8 @@ def main():
     parser.add_argument("--iters", type=int, default=50)
     parser.add_argument("--warmup", type=int, default=10)
     parser.add_argument("--no-compile", action="store_true", help="skip torch.compile")
+    parser.add_argument("--kiln-profile", type=int, default=0, metavar="N",
+                        help="print kiln's N slowest kernel launches per variant")
     args = parser.parse_args()
     unknown = set(args.models.split(",")) - set(MODELS)
     if unknown:

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <optional>
 
 #include "ir/error.h"
@@ -93,7 +94,8 @@ struct Session::State {
   void upload_weights();
   const Bindings& session_buffers();
   void* buffer_pointer(int index, const Bindings& bindings) const;
-  void launch_steps(const Bindings& bindings, bool check_each_step);
+  void launch_steps(const Bindings& bindings, bool check_each_step,
+                    const std::function<void(size_t)>& after_step = {});
   void capture_graph(const Bindings& bindings);
   void execute(const Bindings& bindings);
   void synchronize(const std::string& what);
@@ -229,8 +231,9 @@ void* Session::State::buffer_pointer(int index, const Bindings& bindings) const 
 }
 
 // Launches every step on the stream; with `check_each_step`, waits for each and names the step
-// that failed.
-void Session::State::launch_steps(const Bindings& bindings, bool check_each_step) {
+// that failed. `after_step`, when given, is called with each step's index after its launch.
+void Session::State::launch_steps(const Bindings& bindings, bool check_each_step,
+                                  const std::function<void(size_t)>& after_step) {
   std::vector<void*> pointers;
   std::vector<void*> arguments;
   for (size_t i = 0; i < program.steps.size(); ++i) {
@@ -250,6 +253,7 @@ void Session::State::launch_steps(const Bindings& bindings, bool check_each_step
                                       program.kernels[step.kernel].name,
                                       cudaGetErrorString(status)));
     }
+    if (after_step) after_step(i);
   }
 }
 
@@ -374,13 +378,26 @@ void Session::run_device(const std::vector<const void*>& inputs,
   state.synchronize("running the program");
 }
 
-std::vector<float> Session::time(int iterations, int warmup) {
+namespace {
+
+void check_timing_counts(int iterations, int warmup) {
   if (iterations < 1 || warmup < 0) {
     throw InputError(
         fmt::format("timing needs at least 1 iteration and no negative warmup "
                     "(got {} iterations, {} warmup)",
                     iterations, warmup));
   }
+}
+
+float median(std::vector<float> values) {
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
+}
+
+}  // namespace
+
+std::vector<float> Session::time(int iterations, int warmup) {
+  check_timing_counts(iterations, warmup);
   State& state = *state_;
   cuda_check(cudaSetDevice(state.device), "cudaSetDevice");
   if (state.program.steps.empty()) return std::vector<float>(iterations, 0.0f);
@@ -402,6 +419,54 @@ std::vector<float> Session::time(int iterations, int warmup) {
                "cudaEventElapsedTime");
   }
   return milliseconds;
+}
+
+std::vector<float> Session::profile_steps(int iterations, int warmup) {
+  check_timing_counts(iterations, warmup);
+  State& state = *state_;
+  const size_t steps = state.program.steps.size();
+  cuda_check(cudaSetDevice(state.device), "cudaSetDevice");
+  if (steps == 0) return {};
+  const Bindings bindings = state.graph ? state.graph_bindings : state.session_buffers();
+  if (!state.graph) state.execute(bindings);  // checks each step once, outside any capture
+  // Events recorded with cudaEventRecordExternal during capture become event-record nodes of
+  // the graph, so each replay stamps them between the kernels.
+  std::vector<CudaEvent> events;
+  for (size_t i = 0; i <= steps; ++i) events.push_back(create_event());
+  cudaStream_t stream = state.stream.get();
+  cuda_check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal),
+             "cudaStreamBeginCapture");
+  cudaGraph_t captured = nullptr;
+  try {
+    cuda_check(cudaEventRecordWithFlags(events[0].get(), stream, cudaEventRecordExternal),
+               "cudaEventRecordWithFlags");
+    state.launch_steps(bindings, /*check_each_step=*/false, [&](size_t i) {
+      cuda_check(cudaEventRecordWithFlags(events[i + 1].get(), stream, cudaEventRecordExternal),
+                 "cudaEventRecordWithFlags");
+    });
+  } catch (...) {
+    cudaStreamEndCapture(stream, &captured);
+    CudaGraph discarded(captured);
+    throw;
+  }
+  cuda_check(cudaStreamEndCapture(stream, &captured), "cudaStreamEndCapture");
+  const CudaGraph owner(captured);
+  cudaGraphExec_t instantiated = nullptr;
+  cuda_check(cudaGraphInstantiate(&instantiated, captured, 0), "cudaGraphInstantiate");
+  const CudaGraphExec profiled(instantiated);
+  std::vector<std::vector<float>> per_step(steps, std::vector<float>(iterations));
+  for (int replay = -warmup; replay < iterations; ++replay) {
+    cuda_check(cudaGraphLaunch(profiled.get(), stream), "cudaGraphLaunch");
+    state.synchronize("profiling the program");
+    if (replay < 0) continue;
+    for (size_t i = 0; i < steps; ++i) {
+      cuda_check(cudaEventElapsedTime(&per_step[i][replay], events[i].get(), events[i + 1].get()),
+                 "cudaEventElapsedTime");
+    }
+  }
+  std::vector<float> medians;
+  for (std::vector<float>& times : per_step) medians.push_back(median(std::move(times)));
+  return medians;
 }
 
 }  // namespace kiln

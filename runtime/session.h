@@ -9,6 +9,8 @@
 //          the input and output pointers it was captured with: run_device with other pointers
 //          captures again (and updates the graph in place when CUDA can).
 //   time   replays the graph back to back and measures each replay with CUDA events.
+//   profile_steps  captures the steps once more with a CUDA event between each two, replays that
+//          graph and reports each step's median time (where the time goes, kernel by kernel).
 //
 //   kiln::Session session = kiln::Session::load("model.kiln");
 //   std::vector<kiln::Tensor> outputs = session.run({input});
@@ -57,6 +59,10 @@ class Session {
   // Milliseconds of each of `iterations` graph replays after `warmup` unmeasured ones, on the
   // last run's inputs (zeros before the first run).
   std::vector<float> time(int iterations, int warmup);
+  // Each step's median milliseconds over `iterations` replays (after `warmup`) of a graph of the
+  // steps with an event recorded before the first and after each, on the last run's inputs. The
+  // events add a little to each step; the sum is close to, not equal to, time()'s median.
+  std::vector<float> profile_steps(int iterations, int warmup);
 
  private:
   struct State;

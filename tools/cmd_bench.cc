@@ -5,6 +5,10 @@
 // over the first that ran. Inputs come from --input files or are seeded random numbers (never
 // zeros; integer inputs take 0 and 1, valid as token ids and masks). --json writes the figures.
 //
+// --profile N times each kernel launch as well (Session::profile_steps: events between the steps
+// of a captured graph) and prints each variant's N slowest launches with their share of the sum,
+// launch geometry and the ONNX nodes they cover; the JSON gets every launch, slowest first.
+//
 // A variant that fails (an op the GPU backend does not generate, a kernel NVRTC rejects, a CUDA
 // error) is reported in its table row and as {"error": ...} in the JSON, the other variants still
 // run, and the exit status is 1. Progress (the stage, a bar of kernels compiled) goes to stderr
@@ -44,6 +48,7 @@ struct BenchOptions {
   int warmup = 20;
   std::string json_path;
   bool progress = false;
+  int profile = 0;  // slowest launches to print per variant; 0: no per-launch profile
   PassOptions passes;
 };
 
@@ -70,6 +75,28 @@ double percentile(std::vector<float> values, double fraction) {
   std::sort(values.begin(), values.end());
   const size_t index = static_cast<size_t>(fraction * static_cast<double>(values.size() - 1));
   return values.at(index);
+}
+
+// Every launch of `session`'s program with its median time, slowest first.
+nlohmann::json profile_launches(Session& session, const BenchOptions& options) {
+  const std::vector<float> step_ms = session.profile_steps(options.iterations, options.warmup);
+  const Program& program = session.program();
+  nlohmann::json launches = nlohmann::json::array();
+  for (size_t i = 0; i < step_ms.size(); ++i) {
+    const ProgramStep& step = program.steps[i];
+    const ProgramKernel& kernel = program.kernels[step.kernel];
+    launches.push_back({{"step", i},
+                        {"kernel", kernel.name},
+                        {"ms", step_ms[i]},
+                        {"grid", step.grid},
+                        {"block", step.block},
+                        {"shared_bytes", step.shared_bytes},
+                        {"nodes", kernel.provenance}});
+  }
+  std::stable_sort(launches.begin(), launches.end(), [](const auto& a, const auto& b) {
+    return a["ms"].template get<double>() > b["ms"].template get<double>();
+  });
+  return launches;
 }
 
 // Compiles `variant` for this GPU, runs it on `inputs`, compares with `expected` and times it;
@@ -118,7 +145,40 @@ nlohmann::json bench_variant(const std::string& variant, const BenchOptions& opt
   const std::vector<float> times = session.time(options.iterations, options.warmup);
   entry["median_ms"] = percentile(times, 0.5);
   entry["p90_ms"] = percentile(times, 0.9);
+  if (options.profile > 0) {
+    progress.stage("profiling " + variant + " launch by launch");
+    entry["profile"] = profile_launches(session, options);
+  }
   return entry;
+}
+
+std::string geometry(const nlohmann::json& dims) {
+  return fmt::format("{}x{}x{}", dims[0].get<uint32_t>(), dims[1].get<uint32_t>(),
+                     dims[2].get<uint32_t>());
+}
+
+// The `count` slowest launches of a variant's profile, a line each, after a header line.
+void print_profile(const std::string& variant, const nlohmann::json& launches, int count) {
+  double total = 0;
+  for (const auto& launch : launches) total += launch["ms"].get<double>();
+  const size_t shown = std::min(launches.size(), static_cast<size_t>(count));
+  std::cout << fmt::format("\n{}: the {} slowest of {} launches (sum of launches {:.4f} ms)\n",
+                           variant, shown, launches.size(), total);
+  std::cout << fmt::format("{:>5} {:>9} {:>6}  {:<34} {:>12} {:>9} {:>6}  {}\n", "step", "ms",
+                           "share", "kernel", "grid", "block", "smem", "nodes");
+  for (size_t i = 0; i < shown; ++i) {
+    const nlohmann::json& launch = launches[i];
+    const auto nodes = launch["nodes"].get<std::vector<std::string>>();
+    std::string covered;
+    for (size_t n = 0; n < nodes.size() && n < 3; ++n) covered += (n ? ", " : "") + nodes[n];
+    if (nodes.size() > 3) covered += fmt::format(" (+{})", nodes.size() - 3);
+    const double ms = launch["ms"].get<double>();
+    std::cout << fmt::format("{:>5} {:>9.4f} {:>5.1f}%  {:<34} {:>12} {:>9} {:>6}  {}\n",
+                             launch["step"].get<size_t>(), ms, total > 0 ? 100 * ms / total : 0.0,
+                             launch["kernel"].get<std::string>(), geometry(launch["grid"]),
+                             geometry(launch["block"]), launch["shared_bytes"].get<uint32_t>(),
+                             covered);
+  }
 }
 
 int run_bench(const BenchOptions& options) {
@@ -147,6 +207,12 @@ int run_bench(const BenchOptions& options) {
   bool any_failed = false;
   std::vector<std::string> rows;
   for (const std::string& variant : options.compare) {
+    // --profile N times each kernel launch as well (Session::profile_steps: events between the
+    // steps
+    // of a captured graph) and prints each variant's N slowest launches with their share of the
+    // sum, launch geometry and the ONNX nodes they cover; the JSON gets every launch, slowest
+    // first.
+    //
     // A variant that fails (an op the GPU backend does not generate, a kernel NVRTC rejects) is
     // reported in its row and the JSON; the other variants still run.
     try {
@@ -176,6 +242,11 @@ int run_bench(const BenchOptions& options) {
                            "kernels", "median ms", "p90 ms", "speedup", "max abs", "max rel",
                            "cosine");
   for (const std::string& row : rows) std::cout << row << "\n";
+  for (const std::string& variant : options.compare) {
+    if (report[variant].contains("profile")) {
+      print_profile(variant, report[variant]["profile"], options.profile);
+    }
+  }
   if (!options.json_path.empty()) {
     std::ofstream file(options.json_path);
     if (!(file << report.dump(2) << "\n")) throw InputError(options.json_path + ": cannot write");
@@ -201,6 +272,11 @@ void add_bench_command(CLI::App& parent, int& exit_code) {
   command->add_option("--warmup", options->warmup, "Untimed replays first (default 20)")
       ->check(CLI::NonNegativeNumber);
   command->add_option("--json", options->json_path, "Write the figures as JSON");
+  command
+      ->add_option("--profile", options->profile,
+                   "Also time every kernel launch (events between the steps of a captured graph) "
+                   "and print each variant's N slowest")
+      ->check(CLI::PositiveNumber);
   command->add_flag("--progress", options->progress,
                     "Show progress on stderr (stages, a bar of kernels compiled) even when "
                     "stderr is not a terminal (it is shown on a terminal anyway)");

@@ -1,6 +1,7 @@
 // GPU tests of the session (ctest label gpu) on the hand-written program of bias_relu_program.h,
 // with the kernels nvcc built at build time: numbers against the CPU, CUDA graph replay, other
-// device pointers, PTX only, a CUBIN for another GPU, argument counts, input checks, timing.
+// device pointers, PTX only, a CUBIN for another GPU, argument counts, input checks, timing and
+// the per-step profile.
 // Without a CUDA device the binary prints "no CUDA device: skipped" and exits 77, which ctest
 // reports as skipped.
 #include <cuda_runtime_api.h>
@@ -144,6 +145,22 @@ TEST(SessionGpuTest, TimesGraphReplays) {
   // Timing before any run replays zeros; the next run still computes its own inputs.
   const Tensor x = bias_relu_input(5);
   expect_matches_cpu(session.run({x})[0], x);
+}
+
+TEST(SessionGpuTest, ProfilesEachStepAndLeavesRunsCorrect) {
+  Session session = Session::load(compiled_program());
+  const Tensor x = bias_relu_input(2);
+  expect_matches_cpu(session.run({x})[0], x);
+  const std::vector<float> step_ms = session.profile_steps(10, 2);
+  ASSERT_EQ(step_ms.size(), session.program().steps.size());
+  for (const float ms : step_ms) {
+    EXPECT_GT(ms, 0.0f);
+    EXPECT_LT(ms, 100.0f);
+  }
+  // Profiling replays its own graph; the session's graph still reads new inputs.
+  const Tensor y = bias_relu_input(3);
+  expect_matches_cpu(session.run({y})[0], y);
+  EXPECT_THROW(session.profile_steps(0, 0), InputError);
 }
 
 }  // namespace
