@@ -22,10 +22,12 @@
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
 
 #include "codegen/native_arch.h"
 #include "ir/error.h"
+#include "passes/precision_policy.h"
 #include "runtime/reference_interpreter.h"
 #include "runtime/session.h"
 #include "tools/commands.h"
@@ -69,6 +71,30 @@ std::vector<Tensor> random_inputs(const Graph& graph) {
     inputs.push_back(std::move(tensor));
   }
   return inputs;
+}
+
+// With --io-precision fp16|bf16 the program takes its float inputs in that dtype: the f32 inputs
+// are rounded to it here and for the reference run alike (round_float_inputs), so both see the
+// same values.
+std::vector<Tensor> round_float_inputs(std::vector<Tensor> inputs,
+                                       const PrecisionOptions& options) {
+  const std::optional<DType> io_dtype = passes::parse_io_precision(options.io_precision);
+  if (!io_dtype) return inputs;
+  for (Tensor& input : inputs) {
+    if (is_float(input.dtype())) input = input.converted(*io_dtype).converted(input.dtype());
+  }
+  return inputs;
+}
+
+std::vector<Tensor> in_program_dtypes(const Program& program, const std::vector<Tensor>& inputs) {
+  std::vector<Tensor> converted;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const DType wanted = program.buffers[program.inputs[i]].type.dtype;
+    const bool convert =
+        inputs[i].dtype() != wanted && is_float(inputs[i].dtype()) && is_float(wanted);
+    converted.push_back(convert ? inputs[i].converted(wanted) : inputs[i]);
+  }
+  return converted;
 }
 
 double percentile(std::vector<float> values, double fraction) {
@@ -124,7 +150,7 @@ nlohmann::json bench_variant(const std::string& variant, const BenchOptions& opt
   Session session = Session::load(std::move(program));
   if (!report.contains("device")) report["device"] = session.device_description();
   progress.stage("running " + variant + " (" + std::to_string(steps) + " kernel launches)");
-  const std::vector<Tensor> outputs = session.run(inputs);
+  const std::vector<Tensor> outputs = session.run(in_program_dtypes(session.program(), inputs));
 
   nlohmann::json entry;
   entry["kernel_launches"] = steps;
@@ -192,10 +218,11 @@ int run_bench(const BenchOptions& options) {
   onnx_import::ImportOptions import_options;
   import_options.input_shapes = parse_input_shapes(options.input_shapes);
   const std::unique_ptr<Graph> reference_graph = load_model(options.model, import_options);
-  const std::vector<Tensor> inputs =
+  const std::vector<Tensor> inputs = round_float_inputs(
       options.inputs.empty()
           ? random_inputs(*reference_graph)
-          : order_inputs(graph_signature(*reference_graph), read_input_files(options.inputs));
+          : order_inputs(graph_signature(*reference_graph), read_input_files(options.inputs)),
+      options.passes.precision);
   progress.stage("CPU reference run");
   const std::vector<Tensor> expected = run_reference(*reference_graph, inputs);
 
