@@ -10,6 +10,7 @@ namespace {
 
 constexpr int kSumThreads = 256;
 constexpr int64_t kStaticSharedBytes = 48 * 1024;
+constexpr int kAsyncStages = 4;
 
 // What the tensor cores multiply: 16-bit operands with mma.m16n8k16, or f32 operands rounded to
 // TF32 (cvt.rna, as the reference interpreter does) with mma.m16n8k8.
@@ -145,10 +146,36 @@ class MmaKernelWriter {
   int fragments_m() const { return tiling_.warp_m() / 16; }
   int fragments_n() const { return tiling_.warp_n() / 8; }
 
-  void declarations() {
+  int64_t stage_bytes(const OperandTile& tile) const {
+    return int64_t{tile.outer} * (tile.inner + tile.padding) * format_.element_bytes;
+  }
+
+  // The tiles' buffers: static shared arrays, or views of the kernel's dynamic shared memory when
+  // they need more than the 48 KiB of static shared memory (the launch asks for the bytes).
+  void shared_tiles() {
+    const int64_t bytes = stages_ * (stage_bytes(a_) + stage_bytes(b_));
+    if (bytes <= kStaticSharedBytes) {
+      for (const OperandTile* tile : {&a_, &b_}) {
+        code_.line(fmt::format("__shared__ __align__(16) {} {}[{}][{}][{}];", format_.shared_type,
+                               tile->shared(), stages_, tile->outer, tile->inner + tile->padding));
+      }
+      return;
+    }
+    code_.line("extern __shared__ __align__(16) unsigned char g_shared[];");
+    int64_t offset = 0;
     for (const OperandTile* tile : {&a_, &b_}) {
-      code_.line(fmt::format("__shared__ __align__(16) {} {}[{}][{}][{}];", format_.shared_type,
-                             tile->shared(), stages_, tile->outer, tile->inner + tile->padding));
+      code_.line(fmt::format(
+          "{0} (* const {1})[{2}][{3}] = reinterpret_cast<{0} (*)[{2}][{3}]>("
+          "g_shared + {4});",
+          format_.shared_type, tile->shared(), tile->outer, tile->inner + tile->padding, offset));
+      offset += stages_ * stage_bytes(*tile);
+    }
+    spec_.shared_bytes = static_cast<uint32_t>(bytes);
+  }
+
+  void declarations() {
+    shared_tiles();
+    for (const OperandTile* tile : {&a_, &b_}) {
       if (!tile->vector) {
         code_.line(
             fmt::format("{} {}[{}];", format_.register_type, tile->registers(), tile->per_thread));
@@ -172,16 +199,10 @@ class MmaKernelWriter {
 
   bool any_async() const { return a_.vector || b_.vector; }
 
-  // Three shared-memory buffers per operand when both come by cp.async and they fit the 48 KiB
-  // of static shared memory, else two.
-  int pipeline_stages() const {
-    if (!a_.vector || !b_.vector) return 2;
-    int64_t bytes = 0;
-    for (const OperandTile* tile : {&a_, &b_}) {
-      bytes += int64_t{tile->outer} * (tile->inner + tile->padding) * format_.element_bytes;
-    }
-    return 3 * bytes <= kStaticSharedBytes ? 3 : 2;
-  }
+  // kAsyncStages shared-memory buffers per operand when both come by cp.async (so that three
+  // steps' copies are in flight during the math; 74 KiB for 128×128 tiles of 16-bit operands,
+  // two blocks an SM), else two.
+  int pipeline_stages() const { return a_.vector && b_.vector ? kAsyncStages : 2; }
 
   // With every operand by cp.async, a pipeline of stages_ buffers: step s's copies are issued
   // stages_ - 1 steps ahead, and the wait leaves the later steps' groups in flight:

@@ -145,6 +145,10 @@ class Planner {
       refuse(*producer, *consumer, why);
       return;
     }
+    if (std::string why = broadcast_recompute_refusal(from, *consumer, *operand); !why.empty()) {
+      refuse(*producer, *consumer, why);
+      return;
+    }
     const std::vector<const Value*> escaping = escaping_values(from, into);
     if (!escaping.empty() && !can_keep_as_outputs(from, into, escaping)) {
       if (std::string why = recompute_refusal(from, into); !why.empty()) {
@@ -223,6 +227,22 @@ class Planner {
       }
     }
     return "";
+  }
+
+  // A fused producer runs once per element the consumer computes: when the consumer broadcasts
+  // the operand (an attention mask added to every head's scores), a long producer chain would run
+  // again for every read of each of its elements. Such a chain is refused and stored once.
+  std::string broadcast_recompute_refusal(size_t from, const Node& consumer,
+                                          const Value& operand) const {
+    const Group& producers = groups_[from];
+    if (producers.anchor || producers.nodes.size() <= kMaxRecomputedNodes) return "";
+    const int64_t read = operand.type().num_elements();
+    const int64_t computed = consumer.result(0)->type().num_elements();
+    if (read == 0 || computed <= read) return "";
+    return fmt::format(
+        "its fusion has {} ops, more than the {} the cost model recomputes, and {} reads each of "
+        "its {} elements {} times (broadcast): it is stored once instead",
+        producers.nodes.size(), kMaxRecomputedNodes, consumer.op(), read, computed / read);
   }
 
   // Whether the merged group can write the escaping values as extra outputs: they and every

@@ -18,6 +18,7 @@ Prints one line per output; exit status 1 when a graph fails.
 """
 import argparse
 import ctypes
+import math
 import os
 import re
 import shutil
@@ -46,17 +47,23 @@ def run(command, **kwargs):
 
 
 def inspect(kiln, program):
-    """The program's steps (kernel, grid, threads, argument buffers), buffers (kind, dtype, shape)
+    """The program's steps (kernel, grid, threads, argument buffers, dynamic shared bytes), buffers
+    (kind, dtype, shape)
     and output buffers in the graph's order, from `kiln inspect`."""
     steps, buffers, outputs, section = [], {}, {}, None
     for line in run([kiln, "inspect", program]).splitlines():
         if not line.startswith(" "):
             section = line.split(" ")[0]
             continue
-        step = re.match(r"\s+\d+\s+(\S+)\s+(\d+)x(\d+)x(\d+)\s+(\d+)x1x1\s+\d+ B\s+(.*)$", line)
+        step = re.match(r"\s+\d+\s+(\S+)\s+(\d+)x(\d+)x(\d+)\s+(\d+)x1x1\s+([\d.]+) (B|KiB)\s+"
+                        r"(.*)$", line)
         if section == "steps" and step:
+            # inspect rounds KiB to a tenth: enough bytes for any value that prints so
+            unit = 1 if step.group(7) == "B" else 1024
+            shared = math.ceil((float(step.group(6)) + (0.05 if unit > 1 else 0)) * unit)
             steps.append((step.group(1), [int(step.group(i)) for i in (2, 3, 4)],
-                          int(step.group(5)), [a.strip() for a in step.group(6).split(",")]))
+                          int(step.group(5)), [a.strip() for a in step.group(8).split(",")],
+                          shared))
         buffer = re.match(r"\s+\d+\s+(\w+)\s+(\S+)\s+(\w+)\[([\d,]*)\]", line)
         if section == "buffers" and buffer:
             shape = [int(d) for d in buffer.group(4).split(",") if d]
@@ -92,13 +99,17 @@ def library_without_replacements(library):
 
 
 def build(cxx, work, kernels):
-    """One shared library with every kernel and the device functions the emulator does not
-    replace, each kernel in its own namespace (their vector structs and functions share names),
-    and a run_<kernel>(void** args) entry for each; and whether any kernel uses mma."""
+    """One shared library with every kernel ({name: dynamic shared bytes its launches ask for})
+    and the device functions the emulator does not replace, each kernel in its own namespace
+    (their vector structs and functions share names), and a run_<kernel>(void** args) entry for
+    each; and whether any kernel uses mma. A kernel's dynamic shared memory (extern __shared__
+    g_shared[]) becomes a shared array of the bytes its launches ask for."""
     sources, uses_mma = ['#include "cuda_emulator.h"'], False
-    for name in kernels:
+    for name, shared_bytes in sorted(kernels.items()):
         with open(os.path.join(work, "cu", name + ".cu")) as file:
-            text = file.read()
+            text = file.read().replace(
+                "extern __shared__ __align__(16) unsigned char g_shared[];",
+                f"__shared__ __align__(16) unsigned char g_shared[{max(shared_bytes, 1)}];")
         uses_mma |= "kiln_mma_" in text
         starts = [at for at in (text.find("struct __align__"), text.find('extern "C"')) if at >= 0]
         kernel = library_without_replacements(text[:min(starts)]) + "\n" + text[min(starts):]
@@ -169,8 +180,11 @@ def check(kiln, cxx, graph, precision, work):
         else:
             arrays[name] = (np.full(shape, 0x7fc0, np.uint16) if dtype == "bf16"
                             else np.full(shape, np.nan, STORAGE[dtype]))
-    library, uses_mma = build(cxx, work, sorted({step[0] for step in steps}))
-    for kernel, grid, threads, args in steps:
+    shared_bytes = {}
+    for step in steps:
+        shared_bytes[step[0]] = max(shared_bytes.get(step[0], 0), step[4])
+    library, uses_mma = build(cxx, work, shared_bytes)
+    for kernel, grid, threads, args, _ in steps:
         pointers = (ctypes.c_void_p * len(args))(*[arrays[a].ctypes.data for a in args])
         library.emu_launch(getattr(library, "run_" + kernel), pointers, *grid, threads)
     wants = reference_outputs(kiln, graph, precision, feeds, os.path.join(work, "reference"))
