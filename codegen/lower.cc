@@ -95,6 +95,7 @@ class Lowering {
     program_.name = graph_.name();
     program_.archs = options_.archs;
     add_signature_buffers();
+    reserve_weights();
     for (const Node* node : graph_.nodes()) {
       if (!is_view_op(*node)) lower_node(*node);
     }
@@ -161,6 +162,16 @@ class Lowering {
                                                         held->name(), held->type(), -1);
     buffer_of_[held] = buffer;
     return buffer;
+  }
+
+  // Room for every constant of the graph as a weight (more than needed: small constants are
+  // compiled into kernels), so that the weights' bytes are not copied again as they grow.
+  void reserve_weights() {
+    size_t bytes = 0;
+    for (const Value* constant : graph_.constants()) {
+      if (constant->has_data()) bytes += constant->data().num_bytes() + kWeightAlignment;
+    }
+    program_.weights.reserve(bytes);
   }
 
   int weight_buffer(const Value* constant) {

@@ -24,24 +24,22 @@ float round_to_odd_float(double value) {
 }  // namespace
 
 uint16_t float_to_half_bits(float value) {
+  // Without branches, so that whole arrays convert quickly (floats_to_half_bits): each case is
+  // computed and the input's range selects one.
   const uint32_t bits = std::bit_cast<uint32_t>(value);
   const uint32_t sign = (bits >> 16) & 0x8000u;
   const uint32_t abs = bits & 0x7fffffffu;
-  if (abs >= 0x7f800000u) {  // inf or NaN
-    return static_cast<uint16_t>(sign | 0x7c00u | (abs > 0x7f800000u ? 0x200u : 0u));
-  }
-  if (abs >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // rounds past 65504
-  if (abs < 0x38800000u) {  // below the smallest normal half: a subnormal or zero
-    // Scale so the subnormal bits land in the integer part, then round to nearest even.
-    const float magnitude = std::bit_cast<float>(abs);
-    const float scaled = magnitude * 16777216.0f;  // 2^24: one unit = smallest half subnormal
-    const float rounded = std::nearbyint(scaled);  // default rounding mode: nearest even
-    return static_cast<uint16_t>(sign | static_cast<uint32_t>(rounded));
-  }
-  // Normal: rebias the exponent and round the 13 dropped mantissa bits to nearest even.
-  uint32_t half = ((abs - 0x38000000u) >> 13);
-  const uint32_t dropped = abs & 0x1fffu;
-  if (dropped > 0x1000u || (dropped == 0x1000u && (half & 1u))) ++half;
+  // Normal: rebias the exponent and round the 13 dropped mantissa bits to nearest even (a carry
+  // out of the mantissa correctly bumps the exponent).
+  const uint32_t normal = (abs - 0x38000000u + 0xfffu + ((abs >> 13) & 1u)) >> 13;
+  // Below the smallest normal half: in 0.5 + |value| one unit in the last place is 2^-24, the
+  // smallest half subnormal, so the FPU's addition rounds to nearest even in half subnormal
+  // units (reaching 0x400, the smallest normal, when it rounds up from just below it).
+  const uint32_t subnormal =
+      std::bit_cast<uint32_t>(std::bit_cast<float>(abs) + 0.5f) - std::bit_cast<uint32_t>(0.5f);
+  uint32_t half = abs < 0x38800000u ? subnormal : normal;
+  half = abs >= 0x477ff000u ? 0x7c00u : half;  // rounds past 65504, or is infinity
+  half = abs > 0x7f800000u ? 0x7e00u : half;   // NaN
   return static_cast<uint16_t>(sign | half);
 }
 
@@ -66,6 +64,14 @@ uint16_t float_to_bfloat16_bits(float value) {
 
 float bfloat16_bits_to_float(uint16_t bits) {
   return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16);
+}
+
+void floats_to_half_bits(std::span<const float> values, std::span<uint16_t> bits) {
+  for (size_t i = 0; i < values.size(); ++i) bits[i] = float_to_half_bits(values[i]);
+}
+
+void floats_to_bfloat16_bits(std::span<const float> values, std::span<uint16_t> bits) {
+  for (size_t i = 0; i < values.size(); ++i) bits[i] = float_to_bfloat16_bits(values[i]);
 }
 
 uint16_t double_to_half_bits(double value) { return float_to_half_bits(round_to_odd_float(value)); }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 
 namespace kiln {
 
@@ -15,5 +16,10 @@ float bfloat16_bits_to_float(uint16_t bits);
 // round a value just off a halfway point the wrong way).
 uint16_t double_to_half_bits(double value);
 uint16_t double_to_bfloat16_bits(double value);
+
+// Whole arrays at once (`bits` as long as `values`), each element as the functions above round
+// it: how weight tensors are converted.
+void floats_to_half_bits(std::span<const float> values, std::span<uint16_t> bits);
+void floats_to_bfloat16_bits(std::span<const float> values, std::span<uint16_t> bits);
 
 }  // namespace kiln

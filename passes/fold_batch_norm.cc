@@ -67,18 +67,39 @@ struct ChannelAffine {
   std::vector<double> factor, mean, shift;
 };
 
+// `weight` viewed as a rows x columns matrix, each element times the factor of its row
+// (`by_row`) or column, computed in double and rounded once into the weight's dtype.
+Tensor scaled_weight(const Tensor& weight, const std::vector<double>& factor, int64_t rows,
+                     int64_t columns, bool by_row) {
+  Tensor scaled(weight.type());
+  const auto scale_each = [&](auto scale_element) {
+    for (int64_t row = 0, i = 0; row < rows; ++row) {
+      for (int64_t column = 0; column < columns; ++column, ++i) {
+        scale_element(i, factor[by_row ? row : column]);
+      }
+    }
+  };
+  if (weight.dtype() == DType::kF32) {
+    // The usual case, read and written directly: the same arithmetic as get_double/set_double,
+    // which element by element would take most of the pass's time.
+    const float* in = weight.data<float>();
+    float* out = scaled.data<float>();
+    scale_each([&](int64_t i, double f) { out[i] = static_cast<float>(in[i] * f); });
+  } else {
+    scale_each([&](int64_t i, double f) { scaled.set_double(i, weight.get_double(i) * f); });
+  }
+  return scaled;
+}
+
 // conv(x, W, b) -> conv(x, W', b').
 void fold_into_conv(Graph& graph, Node& conv, const Node& norm, const ChannelAffine& affine) {
   const Tensor& weight = conv.operand(1)->data();
   const bool has_bias = conv.operands().size() > 2;
   const int64_t channels = weight.shape()[0];
-  const int64_t per_channel = weight.num_elements() / channels;
-  Tensor folded_weight(weight.type());
+  const Tensor folded_weight =
+      scaled_weight(weight, affine.factor, channels, weight.num_elements() / channels, true);
   Tensor folded_bias(weight.dtype(), {channels});
   for (int64_t c = 0; c < channels; ++c) {
-    for (int64_t i = c * per_channel; i < (c + 1) * per_channel; ++i) {
-      folded_weight.set_double(i, weight.get_double(i) * affine.factor[c]);
-    }
     folded_bias.set_double(c, affine.bias(c, has_bias ? conv.operand(2)->data().get_double(c) : 0));
   }
   conv.set_operands({conv.operand(0),
@@ -92,11 +113,10 @@ void fold_into_gemm(Graph& graph, Node& gemm, const Node& norm, const ChannelAff
   const bool transposed = gemm.int_attr("transB") != 0;
   const int64_t columns = gemm.result()->type().shape[1];
   const int64_t depth = weight.num_elements() / std::max<int64_t>(columns, 1);
-  Tensor folded_weight(weight.type());
-  for (int64_t i = 0; i < weight.num_elements(); ++i) {
-    const int64_t column = transposed ? i / depth : i % columns;
-    folded_weight.set_double(i, weight.get_double(i) * affine.factor[column]);
-  }
+  // W is [depth, columns], or [columns, depth] with transB.
+  const Tensor folded_weight = transposed
+                                   ? scaled_weight(weight, affine.factor, columns, depth, true)
+                                   : scaled_weight(weight, affine.factor, depth, columns, false);
   const double beta = gemm.float_attr("beta");
   Tensor folded_bias(weight.dtype(), {columns});
   for (int64_t n = 0; n < columns; ++n) {

@@ -8,9 +8,11 @@
 
 namespace kiln {
 
-inline uint64_t fnv1a_64(std::span<const uint8_t> bytes) {
+inline constexpr uint64_t kFnv1a64Basis = 0xcbf29ce484222325ull;
+
+// `hash`, the hash of the bytes before these (kFnv1a64Basis for none), continued over `bytes`.
+inline uint64_t fnv1a_64(std::span<const uint8_t> bytes, uint64_t hash = kFnv1a64Basis) {
   constexpr uint64_t kPrime = 0x100000001b3ull;
-  uint64_t hash = 0xcbf29ce484222325ull;
   for (const uint8_t byte : bytes) hash = (hash ^ byte) * kPrime;
   return hash;
 }

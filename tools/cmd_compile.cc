@@ -12,13 +12,13 @@
 #include <memory>
 
 #include "codegen/compile_program.h"
-#include "codegen/native_arch.h"
 #include "ir/error.h"
 #include "runtime/program_io.h"
 #include "tools/commands.h"
 #include "tools/model_compiler.h"
 #include "tools/model_loading.h"
 #include "tools/pass_options.h"
+#include "tools/target_archs.h"
 
 namespace kiln::tools {
 namespace {
@@ -35,14 +35,6 @@ struct CompileCommandOptions {
   PassOptions passes;
 };
 
-std::vector<std::string> resolve_archs(const std::vector<std::string>& archs) {
-  if (archs.size() == 1 && archs[0] == "native") return {codegen::native_arch()};
-  for (const std::string& arch : archs) {
-    if (arch == "native") throw InputError("--arch native cannot be combined with other archs");
-  }
-  return archs;
-}
-
 void write_kernel_sources(const Program& program, const std::string& directory) {
   std::error_code error;
   std::filesystem::create_directories(directory, error);
@@ -55,20 +47,27 @@ void write_kernel_sources(const Program& program, const std::string& directory) 
 }
 
 int run_compile(const CompileCommandOptions& options) {
+  // First, so that the driver query of --arch native overlaps the model's loading and passes.
+  TargetArchs archs(options.archs);
+  std::unique_ptr<Graph> graph;
+  try {
+    onnx_import::ImportOptions import_options;
+    import_options.input_shapes = parse_input_shapes(options.input_shapes);
+    graph = load_model(options.model, import_options);
+    optimize_model(*graph, !options.no_fusion, options.passes);
+  } catch (...) {
+    archs.resolve();  // a failed driver query is still the error shown, as when it came first
+    throw;
+  }
+
   codegen::CodegenOptions codegen_options;
-  codegen_options.archs = resolve_archs(options.archs);
-  codegen::check_archs(codegen_options.archs);
+  codegen_options.archs = archs.resolve();
   codegen_options.cache_dir = options.cache_dir;
   codegen_options.threads = options.jobs;
-
-  onnx_import::ImportOptions import_options;
-  import_options.input_shapes = parse_input_shapes(options.input_shapes);
-  const std::unique_ptr<Graph> graph = load_model(options.model, import_options);
-  const CompiledModel compiled = compile_model(*graph, !options.no_fusion, options.passes,
-                                               codegen_options, [&](const Program& program) {
-                                                 if (!options.emit_cuda.empty())
-                                                   write_kernel_sources(program, options.emit_cuda);
-                                               });
+  const CompiledModel compiled =
+      compile_optimized_model(*graph, codegen_options, [&](const Program& program) {
+        if (!options.emit_cuda.empty()) write_kernel_sources(program, options.emit_cuda);
+      });
   const Program& program = compiled.program;
   const codegen::CompileStats& stats = compiled.stats;
   std::cerr << fmt::format(

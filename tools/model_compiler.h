@@ -20,12 +20,18 @@ struct CompiledModel {
   MemoryFigures memory;
 };
 
-// Runs the pipeline on `graph` (in place) and compiles it; `fusion` false disables
-// fuse-kernels and fuse-siblings (one kernel per op). `lowered`, when given, sees the program
-// after lowering and before NVRTC (kiln compile --emit-cuda writes the sources there, so they
-// exist even when a kernel fails to compile).
+// Runs the pass pipeline to the fused stage on `graph` (in place); `fusion` false disables
+// fuse-kernels and fuse-siblings (one kernel per op).
+void optimize_model(Graph& graph, bool fusion, const PassOptions& passes);
+
+// Lowers an optimized graph to a program, compiles its kernels and plans its memory. `lowered`,
+// when given, sees the program after lowering and before NVRTC (kiln compile --emit-cuda writes
+// the sources there, so they exist even when a kernel fails to compile).
+CompiledModel compile_optimized_model(const Graph& graph, const codegen::CodegenOptions& options,
+                                      const std::function<void(const Program&)>& lowered = {});
+
+// optimize_model, then compile_optimized_model.
 CompiledModel compile_model(Graph& graph, bool fusion, const PassOptions& passes,
-                            const codegen::CodegenOptions& options,
-                            const std::function<void(const Program&)>& lowered = {});
+                            const codegen::CodegenOptions& options);
 
 }  // namespace kiln::tools

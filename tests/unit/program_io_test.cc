@@ -7,7 +7,9 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <functional>
+#include <iterator>
 
 #include "ir/error.h"
 #include "runtime/fnv1a.h"
@@ -81,6 +83,10 @@ TEST(ProgramIoTest, FileRoundTrip) {
   const Program program = test::bias_relu_program(test::placeholder_kernels());
   write_program(program, path);
   EXPECT_EQ(program_to_bytes(read_program(path)), program_to_bytes(program));
+  // The file is written in pieces, its checksum on another thread: the same bytes.
+  std::ifstream file(path, std::ios::binary);
+  const std::vector<uint8_t> written{std::istreambuf_iterator<char>(file), {}};
+  EXPECT_EQ(written, program_to_bytes(program));
 }
 
 TEST(ProgramIoTest, WeightsStartAtAnAlignedFileOffset) {
