@@ -24,7 +24,7 @@ MmaTiling choose_mma_tiling(int64_t batch, int64_t rows, int64_t cols, int64_t d
   };
   MmaTiling tiling = candidates[2];
   for (const MmaTiling& candidate : candidates) {
-    if (blocks_of(candidate, batch, rows, cols) >= kTargetBlocks) {
+    if (blocks_of(candidate, batch, rows, cols) >= 2 * kTargetBlocks) {
       tiling = candidate;
       break;
     }

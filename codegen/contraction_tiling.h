@@ -3,8 +3,10 @@
 // blocks sum (split-K), chosen so the grid fills the GPU.
 //
 //   1. The largest block tile of 128×128 (8 warps, 64×32 each), 128×64 or 64×128 (4 warps),
-//      64×64 (4 warps, 32×32 each) whose grid has at least one block per SM (kTargetBlocks,
-//      the 132 SMs of an H100/H200); else 64×64.
+//      64×64 (4 warps, 32×32 each) whose grid has at least two blocks per SM (2 ·
+//      kTargetBlocks, the 132 SMs of an H100/H200: so that an SM has warps to switch to while
+//      others wait on loads); else 64×64 (as a tile has twice the blocks of the next larger
+//      one, a larger tile giving every SM one block means 64×64 gives it two).
 //   2. When even that grid is short of kTargetBlocks, K is split into up to kMaxSplits slices
 //      (each a multiple of kMmaTileK deep; at most K-steps / kMinSplitTiles slices, so each but
 //      the last is at least kMinSplitTiles K-steps deep) so that about kTargetBlocks blocks run;

@@ -12,18 +12,33 @@ namespace kiln::codegen {
 namespace {
 
 TEST(ContractionTiling, LargeProblemsTakeTheLargestTile) {
-  // ResNet-50 at batch 32, a 3×3 conv of layer 2: M = 32·28·28, N = 128, K = 1152.
-  const MmaTiling tiling = choose_mma_tiling(1, 25088, 128, 1152);
+  // BERT-base at batch 32, the FFN's first gemm: M = 32·128, N = 3072, K = 768: 768 blocks.
+  const MmaTiling tiling = choose_mma_tiling(1, 4096, 3072, 768);
   EXPECT_EQ(tiling.block_m, 128);
   EXPECT_EQ(tiling.block_n, 128);
   EXPECT_EQ(tiling.threads(), 256);
   EXPECT_EQ(tiling.splits, 1);
-  EXPECT_EQ(tiling.split_depth, 1152);
-  // Layer 3's (M = 32·14·14, N = 256): 98 blocks of 128×128, 196 of 128×64.
+  EXPECT_EQ(tiling.split_depth, 768);
+  // ResNet-50 at batch 32, a 3×3 conv of layer 2: M = 32·28·28, N = 128, K = 1152: 196 blocks of
+  // 128×128, 392 of 128×64.
+  const MmaTiling layer2 = choose_mma_tiling(1, 25088, 128, 1152);
+  EXPECT_EQ(layer2.block_m, 128);
+  EXPECT_EQ(layer2.block_n, 64);
+  EXPECT_EQ(layer2.threads(), 128);
+  EXPECT_EQ(layer2.splits, 1);
+  // Layer 3's (M = 32·14·14, N = 256): 98 blocks of 128×128, 196 of 128×64 (one an SM), 392
+  // of 64×64 (two an SM).
   const MmaTiling layer3 = choose_mma_tiling(1, 6272, 256, 2304);
-  EXPECT_EQ(layer3.block_m, 128);
+  EXPECT_EQ(layer3.block_m, 64);
   EXPECT_EQ(layer3.block_n, 64);
   EXPECT_EQ(layer3.threads(), 128);
+  EXPECT_EQ(layer3.splits, 1);
+  // Layer 4's (M = 32·7·7, N = 512): 13·4 = 52 blocks of 128×128, 104 of 128×64, 200 of 64×64:
+  // none gives every SM two blocks, and 64×64 gives each one.
+  const MmaTiling layer4 = choose_mma_tiling(1, 1568, 512, 4608);
+  EXPECT_EQ(layer4.block_m, 64);
+  EXPECT_EQ(layer4.block_n, 64);
+  EXPECT_EQ(layer4.splits, 1);
 }
 
 TEST(ContractionTiling, MediumProblemsTakeSmallerTiles) {
