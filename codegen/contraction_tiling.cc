@@ -15,20 +15,9 @@ int64_t blocks_of(const MmaTiling& tiling, int64_t batch, int64_t rows, int64_t 
 }  // namespace
 
 MmaTiling choose_mma_tiling(int64_t batch, int64_t rows, int64_t cols, int64_t depth) {
-  const MmaTiling wide_rows{.block_m = 128, .block_n = 64, .warps_m = 2, .warps_n = 2};
-  const MmaTiling wide_cols{.block_m = 64, .block_n = 128, .warps_m = 2, .warps_n = 2};
-  const MmaTiling candidates[] = {
-      {.block_m = 128, .block_n = 128, .warps_m = 2, .warps_n = 4},
-      rows >= cols ? wide_rows : wide_cols,
-      {.block_m = 64, .block_n = 64, .warps_m = 2, .warps_n = 2},
-  };
-  MmaTiling tiling = candidates[2];
-  for (const MmaTiling& candidate : candidates) {
-    if (blocks_of(candidate, batch, rows, cols) >= 2 * kTargetBlocks) {
-      tiling = candidate;
-      break;
-    }
-  }
+  const MmaTiling large{.block_m = 128, .block_n = 128, .warps_m = 2, .warps_n = 4};
+  const MmaTiling small{.block_m = 64, .block_n = 64, .warps_m = 2, .warps_n = 2};
+  MmaTiling tiling = blocks_of(large, batch, rows, cols) >= kTargetBlocks ? large : small;
   const int64_t k_steps = ceil_div(depth, kMmaTileK);
   tiling.split_depth = k_steps * kMmaTileK;
   const int64_t blocks = blocks_of(tiling, batch, rows, cols);

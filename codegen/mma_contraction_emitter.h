@@ -5,7 +5,7 @@
 // f32 tiles, fragments read from shared memory element by element.
 //
 // A block computes a block_m × block_n tile of one b (codegen/contraction_tiling.h: 128×128 with
-// 8 warps, 128×64 / 64×128 / 64×64 with 4), each warp a (block_m / warps_m) × (block_n /
+// 8 warps, 64×64 with 4), each warp a (block_m / warps_m) × (block_n /
 // warps_n) part of it as 16×8 mma tiles. K advances kMmaTileK (32; TF32: 16) at a time, through
 // two shared-memory buffers per operand:
 //
@@ -14,10 +14,10 @@
 //            ldmatrix + mma on shared[s % 2]      (the loads' latency hides behind them)
 //
 // One barrier a step suffices: a buffer is written again only after every warp has passed the
-// barrier that follows its last reads. When both operands come by cp.async and three buffers
-// fit in the 48 KiB of static shared memory (every tile but 128×128), the copies run two steps
-// ahead through three buffers (cp.async.wait_group 1 before each step's barrier). A tile is stored
-// with its rows along the dimension along which the operand lies contiguous in memory
+// barrier that follows its last reads. When both operands come by cp.async, the copies run three
+// steps ahead through four buffers (cp.async.wait_group 2 before each step's barrier), in dynamic
+// shared memory when they pass the 48 KiB of static shared memory (128×128 tiles: 74 KiB). A tile
+// is stored with its rows along the dimension along which the operand lies contiguous in memory
 // (ContractionView: k for a row-major matmul A, m = output pixels for a convolution's input, k for
 // its weights), so consecutive threads read consecutive addresses; ldmatrix (.trans where the rows
 // run along m or n) then gives the mma fragments. Rows are padded by 16 bytes, which puts the 8

@@ -20,21 +20,24 @@ TEST(ContractionTiling, LargeProblemsTakeTheLargestTile) {
   EXPECT_EQ(tiling.splits, 1);
   EXPECT_EQ(tiling.split_depth, 768);
   // ResNet-50 at batch 32, a 3×3 conv of layer 2: M = 32·28·28, N = 128, K = 1152: 196 blocks of
-  // 128×128, 392 of 128×64.
+  // 128×128 (8 warps an SM).
   const MmaTiling layer2 = choose_mma_tiling(1, 25088, 128, 1152);
   EXPECT_EQ(layer2.block_m, 128);
-  EXPECT_EQ(layer2.block_n, 64);
-  EXPECT_EQ(layer2.threads(), 128);
+  EXPECT_EQ(layer2.block_n, 128);
+  EXPECT_EQ(layer2.threads(), 256);
   EXPECT_EQ(layer2.splits, 1);
-  // Layer 3's (M = 32·14·14, N = 256): 98 blocks of 128×128, 196 of 128×64 (one an SM), 392
-  // of 64×64 (two an SM).
+  // BERT-base at batch 32, the attention output's gemm: M = 4096, N = 768: 192 blocks of 128×128.
+  const MmaTiling output = choose_mma_tiling(1, 4096, 768, 768);
+  EXPECT_EQ(output.block_m, 128);
+  EXPECT_EQ(output.block_n, 128);
+  // Layer 3's (M = 32·14·14, N = 256): 98 blocks of 128×128, short of one an SM: 392 of 64×64.
   const MmaTiling layer3 = choose_mma_tiling(1, 6272, 256, 2304);
   EXPECT_EQ(layer3.block_m, 64);
   EXPECT_EQ(layer3.block_n, 64);
   EXPECT_EQ(layer3.threads(), 128);
   EXPECT_EQ(layer3.splits, 1);
-  // Layer 4's (M = 32·7·7, N = 512): 13·4 = 52 blocks of 128×128, 104 of 128×64, 200 of 64×64:
-  // none gives every SM two blocks, and 64×64 gives each one.
+  // Layer 4's (M = 32·7·7, N = 512): 13·4 = 52 blocks of 128×128: 200 of 64×64, enough not to
+  // split K.
   const MmaTiling layer4 = choose_mma_tiling(1, 1568, 512, 4608);
   EXPECT_EQ(layer4.block_m, 64);
   EXPECT_EQ(layer4.block_n, 64);
@@ -43,14 +46,14 @@ TEST(ContractionTiling, LargeProblemsTakeTheLargestTile) {
 
 TEST(ContractionTiling, MediumProblemsTakeSmallerTiles) {
   // BERT-base at batch 1, the FFN's first gemm: M = 128, N = 3072, K = 768: 128×128 gives 24
-  // blocks, 64×128 gives 48, 64×64 gives 96, then split in two.
+  // blocks, 64×64 gives 96, then split in two.
   const MmaTiling tiling = choose_mma_tiling(1, 128, 3072, 768);
   EXPECT_EQ(tiling.block_m, 64);
   EXPECT_EQ(tiling.block_n, 64);
   EXPECT_EQ(tiling.splits, 2);
   EXPECT_EQ(tiling.split_depth, 384);
-  // ResNet-50 at batch 1, layer 1's 1×1 conv to 256 channels: M = 3136, N = 256: 128×64 gives
-  // 100 blocks, 64×64 gives 196.
+  // ResNet-50 at batch 1, layer 1's 1×1 conv to 256 channels: M = 3136, N = 256: 128×128 gives
+  // 50 blocks, 64×64 gives 196.
   const MmaTiling layer1 = choose_mma_tiling(1, 3136, 256, 64);
   EXPECT_EQ(layer1.block_m, 64);
   EXPECT_EQ(layer1.block_n, 64);
