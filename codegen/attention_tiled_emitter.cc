@@ -43,18 +43,42 @@ std::string mma_function(DType dtype) {
   return dtype == DType::kF16 ? "kiln_mma_f16_16816" : "kiln_mma_bf16_16816";
 }
 
-// Whether only casts (to a wider float or to P''s type) lead from the softmax to P': then the
-// probabilities may be rounded before they are normalized (one pass, online softmax).
-bool casts_only_to_probabilities(const AttentionShape& a) {
+// What leads from the softmax to P': only casts (to a wider float or to P''s type), or casts
+// and PyTorch's NaN guard where(is_nan(P), 0, P) once; then the probabilities may be rounded
+// before they are normalized (one pass, online softmax). Anything else: two exact passes.
+enum class ProbabilityPath { kCasts, kNanGuard, kExact };
+
+bool is_zero_scalar(const Value* value) {
+  return value->is_constant() && value->has_data() && value->type().num_elements() == 1 &&
+         value->data().to_doubles()[0] == 0.0;
+}
+
+// Whether `node` is where(is_nan(x), 0, x).
+bool is_nan_guard(const Node& node) {
+  if (node.op() != "where" || !is_zero_scalar(node.operand(1))) return false;
+  const Node* test = node.operand(0)->producer();
+  return test && test->op() == "is_nan" && test->operand(0) == node.operand(2);
+}
+
+ProbabilityPath probability_path(const AttentionShape& a) {
   const DType target = a.output->operand(0)->type().dtype;
+  bool guarded = false;
   for (const Value* value = a.output->operand(0); value != a.softmax->result();) {
     const Node* producer = value->producer();
-    if (!producer || producer->op() != "cast") return false;
     const DType dtype = value->type().dtype;
-    if (dtype != target && dtype != DType::kF32 && dtype != DType::kF64) return false;
-    value = producer->operand(0);
+    if (!producer || (dtype != target && dtype != DType::kF32 && dtype != DType::kF64)) {
+      return ProbabilityPath::kExact;
+    }
+    if (producer->op() == "cast") {
+      value = producer->operand(0);
+    } else if (!guarded && is_nan_guard(*producer)) {
+      guarded = true;
+      value = producer->operand(2);
+    } else {
+      return ProbabilityPath::kExact;
+    }
   }
-  return true;
+  return guarded ? ProbabilityPath::kNanGuard : ProbabilityPath::kCasts;
 }
 
 bool is_f32(const Value* value) { return value->type().dtype == DType::kF32; }
@@ -119,7 +143,9 @@ class TiledAttentionWriter {
     p_stride_ = split_keys_ + padding;
     qk_type_ = operand_type(*a.scores);
     pv_type_ = operand_type(*a.output);
-    online_ = casts_only_to_probabilities(a);
+    const ProbabilityPath path = probability_path(a);
+    online_ = path != ProbabilityPath::kExact;
+    nan_guard_ = path == ProbabilityPath::kNanGuard;
     minus_inf_ = cuda_literal(-std::numeric_limits<double>::infinity(), DType::kF32);
   }
 
@@ -140,6 +166,7 @@ class TiledAttentionWriter {
     load_queries(e);
     code.line(fmt::format("float g_o[{}][4] = {{}};", a_.columns / 8));
     code.line(fmt::format("float g_max[2] = {{{0}, {0}}}, g_sum[2] = {{0.0f, 0.0f}};", minus_inf_));
+    if (nan_guard_) code.line("bool g_nan[2] = {false, false};");
     if (online_) {
       key_loop(e, /*statistics_only=*/false);
       sum_over_quad(e);
@@ -177,6 +204,7 @@ class TiledAttentionWriter {
     }
     code.line("float* const g_part = reinterpret_cast<float*>(g_shared);");
     code.line(fmt::format("__shared__ float g_row_max[{0}], g_row_sum[{0}];", kWarps * kWarpRows));
+    if (nan_guard_) code.line(fmt::format("__shared__ bool g_row_nan[{}];", kWarps * kWarpRows));
     code.line(fmt::format("const {} g_b = blockIdx.x / {};", e.index_type(), tiles_));
     code.line(fmt::format("const int g_m0 = blockIdx.x % {} * {};", tiles_, query_tile_));
     code.line(
@@ -398,7 +426,12 @@ class TiledAttentionWriter {
     code.line("g_tile_max = kiln_max(g_tile_max, __shfl_xor_sync(0xffffffffu, g_tile_max, 2));");
     code.line("const float g_new_max = kiln_max(g_max[g_r], g_tile_max);");
     code.line(fmt::format("const float g_base = g_new_max == {} ? 0.0f : g_new_max;", minus_inf_));
-    code.line("const float g_scale = exp(g_max[g_r] - g_base);");
+    if (nan_guard_ && probabilities) {
+      nan_flags(e);
+      code.line("const float g_scale = g_nan[g_r] ? 0.0f : exp(g_max[g_r] - g_base);");
+    } else {
+      code.line("const float g_scale = exp(g_max[g_r] - g_base);");
+    }
     code.line("g_max[g_r] = g_new_max;");
     code.line("g_sum[g_r] *= g_scale;");
     if (probabilities) {
@@ -412,12 +445,31 @@ class TiledAttentionWriter {
     e.open_block(fmt::format("for (int g_n = 0; g_n < {}; ++g_n)", split_keys_ / 8));
     code.line("#pragma unroll");
     e.open_block("for (int g_h = 2 * g_r; g_h < 2 * g_r + 2; ++g_h)");
-    code.line("const float g_p = exp(g_s[g_n][g_h] - g_base);");
+    code.line(nan_guard_ && probabilities
+                  ? "const float g_p = g_nan[g_r] ? 0.0f : exp(g_s[g_n][g_h] - g_base);"
+                  : "const float g_p = exp(g_s[g_n][g_h] - g_base);");
     code.line("g_sum[g_r] += g_p;");
     if (probabilities) code.line("g_s[g_n][g_h] = g_p;");
     e.close_block();
     e.close_block();
     e.close_block();
+  }
+
+  // The NaN guard, online. A row's softmax is NaN everywhere or nowhere: everywhere when a score
+  // is NaN (its sum is) or every score is −inf (0 / 0). The guard makes such a row's P zero, so
+  // its O is Σ 0·V'. Once a NaN score shows (g_nan, agreed by the row's four lanes), the
+  // accumulator is scaled by 0 and later probabilities are 0; a row of −inf scores gets p = 0
+  // throughout and a zero sum. The epilogue then writes O undivided for both.
+  void nan_flags(ElementEmitter& e) {
+    CodeWriter& code = e.code();
+    code.line("int g_tile_nan = 0;");
+    code.line("#pragma unroll");
+    e.open_block(fmt::format("for (int g_n = 0; g_n < {}; ++g_n)", split_keys_ / 8));
+    code.line("g_tile_nan |= isnan(g_s[g_n][2 * g_r]) | isnan(g_s[g_n][2 * g_r + 1]);");
+    e.close_block();
+    code.line("g_tile_nan |= __shfl_xor_sync(0xffffffffu, g_tile_nan, 1);");
+    code.line("g_tile_nan |= __shfl_xor_sync(0xffffffffu, g_tile_nan, 2);");
+    code.line("g_nan[g_r] = g_nan[g_r] || g_tile_nan != 0;");
   }
 
   // Lanes of a row hold partial sums over their keys; each gets the warp's total.
@@ -438,6 +490,9 @@ class TiledAttentionWriter {
     e.open_block("for (int g_r = 0; g_r < 2; ++g_r)");
     code.line(fmt::format("g_row_max[g_warp * {} + g_g + 8 * g_r] = g_max[g_r];", kWarpRows));
     code.line(fmt::format("g_row_sum[g_warp * {} + g_g + 8 * g_r] = g_sum[g_r];", kWarpRows));
+    if (nan_guard_) {
+      code.line(fmt::format("g_row_nan[g_warp * {} + g_g + 8 * g_r] = g_nan[g_r];", kWarpRows));
+    }
     e.close_block();
     e.close_block();
   }
@@ -579,11 +634,21 @@ class TiledAttentionWriter {
     e.open_block(fmt::format("if (g_q < {})", a_.queries));
     code.line(online_ ? "float g_num = 0.0f, g_den = 0.0f;" : "float g_num = 0.0f;");
     if (online_) split_max(e, "g_local");
+    if (nan_guard_) {
+      code.line("bool g_guarded = false;");
+      code.line("#pragma unroll");
+      e.open_block(fmt::format("for (int g_ks = 0; g_ks < {}; ++g_ks)", key_splits_));
+      code.line(
+          fmt::format("g_guarded = g_guarded || g_row_nan[g_ks * {} + g_local];", query_tile_));
+      e.close_block();
+    }
     code.line("#pragma unroll");
     e.open_block(fmt::format("for (int g_ks = 0; g_ks < {}; ++g_ks)", key_splits_));
     code.line(fmt::format("const int g_at = g_ks * {} + g_local;", query_tile_));
     if (online_) {
-      code.line("const float g_factor = exp(g_row_max[g_at] - g_top_base);");
+      code.line(nan_guard_
+                    ? "const float g_factor = g_guarded ? 0.0f : exp(g_row_max[g_at] - g_top_base);"
+                    : "const float g_factor = exp(g_row_max[g_at] - g_top_base);");
       code.line(fmt::format("g_num += g_part[g_at * {} + g_c] * g_factor;", cols));
       code.line("g_den += g_row_sum[g_at] * g_factor;");
     } else {
@@ -592,8 +657,11 @@ class TiledAttentionWriter {
     e.close_block();
     const std::string at =
         e.index_temp(fmt::format("(g_b * {} + g_q) * {} + g_c", a_.queries, cols));
-    e.bind(a_.output->result(), at,
-           e.temp("float", rounded(*a_.output, online_ ? "g_num / g_den" : "g_num")));
+    // Guarded rows (NaN, or every key masked: g_den is 0) hold O = Σ 0·V' undivided.
+    const std::string result = !online_     ? "g_num"
+                               : nan_guard_ ? "g_guarded || g_den == 0.0f ? g_num : g_num / g_den"
+                                            : "g_num / g_den";
+    e.bind(a_.output->result(), at, e.temp("float", rounded(*a_.output, result)));
     store_outputs(e, body_, outputs_, at);
     e.close_block();
     close_spread_loop(e, checked);
@@ -608,6 +676,7 @@ class TiledAttentionWriter {
   int64_t tiles_ = 0, q_stride_ = 0, k_stride_ = 0, v_stride_ = 0, p_stride_ = 0;
   DType qk_type_ = DType::kF16, pv_type_ = DType::kF16;
   bool online_ = true;
+  bool nan_guard_ = false;  // online, P' = where(is_nan(P), 0, P) (see statistics())
   std::string minus_inf_;
 };
 

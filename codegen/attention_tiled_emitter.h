@@ -17,10 +17,12 @@
 //   - softmax per query row: the four lanes of a row combine their maxima with shuffles.
 //     When only casts lead from the softmax to P' (one pass, online softmax): a running max and
 //     sum, the accumulator rescaled when the max grows, P = exp(s − max) rounded to P''s type as
-//     it packs into the mma A fragments, O divided by the sum at the end. Otherwise (e.g.
-//     PyTorch's where(is_nan(P), 0, P)) two passes: the row max and sum over all keys first,
-//     then P = exp(s − max) / sum at each score's index through the ops to P' exactly as the
-//     body computes them;
+//     it packs into the mma A fragments, O divided by the sum at the end. PyTorch's NaN guard
+//     where(is_nan(P), 0, P) among those casts also takes one pass: a row's P is NaN everywhere
+//     (a NaN score, or every score −inf) or nowhere, so a guarded row gets p = 0 from the tile
+//     its NaN shows (its O scaled by 0 then) and O = Σ 0·V' undivided. Otherwise two passes: the
+//     row max and sum over all keys first, then P = exp(s − max) / sum at each score's index
+//     through the ops to P' exactly as the body computes them;
 //   - O += P'·V' by mma (16-bit) or through a per-warp P tile in shared memory (f32, rounded to
 //     TF32 where the matmul's tf32 attribute is set);
 //   - at the end the warps' partial O and row statistics meet in shared memory (reusing the
