@@ -73,9 +73,7 @@ std::string matmul_operand(ElementEmitter& e, const Node& matmul, size_t i, cons
 void store_outputs(ElementEmitter& e, const KernelBody& body,
                    const std::vector<std::string>& outputs, const std::string& at) {
   for (size_t k = 0; k < body.outputs.size(); ++k) {
-    const DType dtype = body.outputs[k]->type().dtype;
-    e.code().line(fmt::format("{}[{}] = {};", outputs[k], at,
-                              store_expression(dtype, e.element(body.outputs[k], at))));
+    e.code().line(fmt::format("{}[{}] = {};", outputs[k], at, e.stored(body.outputs[k], at)));
   }
 }
 

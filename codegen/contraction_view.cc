@@ -228,9 +228,7 @@ void emit_contraction_result(ElementEmitter& e, const KernelBody& body, const No
   const std::string at = view.result_index(e, b, m, n);
   e.bind(anchor.result(), at, result);
   for (size_t k = 0; k < body.outputs.size(); ++k) {
-    const DType dtype = body.outputs[k]->type().dtype;
-    e.code().line(fmt::format("{}[{}] = {};", outputs[k], at,
-                              store_expression(dtype, e.element(body.outputs[k], at))));
+    e.code().line(fmt::format("{}[{}] = {};", outputs[k], at, e.stored(body.outputs[k], at)));
   }
 }
 

@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "ir/error.h"
 
 namespace kiln::codegen {
@@ -442,6 +444,10 @@ class MmaKernelWriter {
   // Accumulator register r of fragment (i, j) is C(g + r / 2 · 8, 2t + r % 2), g = lane / 4,
   // t = lane % 4.
   void results(const std::vector<std::string>& outputs) {
+    if (paired_stores()) {
+      paired_results(outputs);
+      return;
+    }
     const std::pair<const char*, int> loops[] = {
         {"g_i", fragments_m()}, {"g_j", fragments_n()}, {"g_r", 4}};
     for (const auto& [name, count] : loops) {
@@ -465,6 +471,53 @@ class MmaKernelWriter {
     } else {
       emit_contraction_result(e_, body_, anchor_, view_, outputs, "g_b", "g_m", "g_n",
                               "g_acc[g_i][g_j][g_r]");
+    }
+    for (int level = 0; level < 4; ++level) e_.close_block();
+  }
+
+  // Whether a thread writes its two adjacent columns (registers 2h and 2h + 1) as one 32-bit
+  // store: no split-K, a result contiguous along n with an even number of columns (so a pair
+  // never straddles a row and starts 4-byte aligned), and 16-bit outputs, each as many elements
+  // as the contraction's result (an elementwise epilogue's).
+  bool paired_stores() const {
+    if (tiling_.splits > 1 || view_.result_contiguous_along_m() || view_.cols % 2 != 0) {
+      return false;
+    }
+    const int64_t elements = anchor_.result()->type().num_elements();
+    return std::all_of(body_.outputs.begin(), body_.outputs.end(), [&](const Value* output) {
+      const DType dtype = output->type().dtype;
+      return (dtype == DType::kF16 || dtype == DType::kBF16) &&
+             output->type().num_elements() == elements;
+    });
+  }
+
+  void paired_results(const std::vector<std::string>& outputs) {
+    const std::pair<const char*, int> loops[] = {
+        {"g_i", fragments_m()}, {"g_j", fragments_n()}, {"g_h", 2}};
+    for (const auto& [name, count] : loops) {
+      code_.line("#pragma unroll");
+      e_.open_block(fmt::format("for (int {0} = 0; {0} < {1}; ++{0})", name, count));
+    }
+    code_.line(
+        fmt::format("const {} g_m = g_m0 + g_wm + g_i * 16 + g_lane / 4 + g_h * 8, "
+                    "g_n = g_n0 + g_wn + g_j * 8 + g_lane % 4 * 2;",
+                    index_));
+    e_.open_block(fmt::format("if (g_m < {} && g_n < {})", view_.rows, view_.cols));
+    std::string at[2];
+    std::vector<std::string> bits[2];
+    for (int column = 0; column < 2; ++column) {
+      const std::string n = column ? "g_n + 1" : "g_n";
+      at[column] = view_.result_index(e_, "g_b", "g_m", n);
+      e_.bind(
+          anchor_.result(), at[column],
+          view_.result(e_, "g_b", "g_m", n, fmt::format("g_acc[g_i][g_j][2 * g_h + {}]", column)));
+      for (const Value* output : body_.outputs) {
+        bits[column].push_back(e_.temp("unsigned", e_.stored(output, at[column])));
+      }
+    }
+    for (size_t k = 0; k < outputs.size(); ++k) {
+      code_.line(fmt::format("*reinterpret_cast<unsigned*>(&{}[{}]) = {} | {} << 16;", outputs[k],
+                             at[0], bits[0][k], bits[1][k]));
     }
     for (int level = 0; level < 4; ++level) e_.close_block();
   }

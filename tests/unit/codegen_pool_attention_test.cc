@@ -36,11 +36,15 @@ void compile_for_sm80_and_sm90(Program& program) {
 // Attention of `dtype` over [batch, heads, queries, head] queries and `keys` keys of head size
 // `head`,
 // scores scaled before the softmax; 16-bit scores are cast to f32 around it (as the mixed
-// precision pass writes it). With `nan_guard`, NaN probabilities become 0 before the cast down
-// (as PyTorch's scaled_dot_product_attention exports).
+// precision pass writes it). With `after_softmax` kNanGuard, NaN probabilities become 0 before
+// the cast down (as PyTorch's scaled_dot_product_attention exports); with kScale they are scaled
+// by 0.75.
+enum class AfterSoftmax { kCastOnly, kNanGuard, kScale };
 std::string attention_graph(int keys, const std::string& dtype = "f32", int batch = 1,
-                            int heads = 2, int queries = 16, bool nan_guard = false,
-                            int head = 64) {
+                            int heads = 2, int queries = 16,
+                            AfterSoftmax after_softmax = AfterSoftmax::kCastOnly, int head = 64) {
+  const bool nan_guard = after_softmax == AfterSoftmax::kNanGuard;
+  const bool scale = after_softmax == AfterSoftmax::kScale;
   const std::string prefix =
       dtype + "[" + std::to_string(batch) + "," + std::to_string(heads) + ",";
   const std::string q = prefix + std::to_string(queries) + "," + std::to_string(head) + "]";
@@ -61,8 +65,9 @@ std::string attention_graph(int keys, const std::string& dtype = "f32", int batc
                                      "\n    %z = const f32[] 0.0\n    %x = where(%n, %z, %w) : " +
                                      f + "\n"
                                : "") +
-                    "    %p = cast(" + (nan_guard ? "%x" : "%w") + ") {to=" + dtype + "} : " + s +
-                    "\n") +
+                    (scale ? "    %h = const f32[] 0.75\n    %x = mul(%w, %h) : " + f + "\n" : "") +
+                    "    %p = cast(" + (nan_guard || scale ? "%x" : "%w") + ") {to=" + dtype +
+                    "} : " + s + "\n") +
          "    %o = matmul(%p, %c) : " + q + "\n" + "    yield %o\n" + "  } : " + q +
          " loc(\"/Attention\")\n" + "  return %0\n" + "}\n";
 }
@@ -135,26 +140,36 @@ TEST(CodegenPoolAttention, TensorCoreAttentionGivesEachWarpItsOwnRowsWhenTheGrid
 TEST(CodegenPoolAttention, DeepHeadsOfASmallGridStayOneAttentionKernel) {
   // Q·Kᵀ of head size 256 over one 16 × 16 tile would be split along K were it a lone f16
   // matmul (8 K-steps, one block); inside an attention body it is the attention kernel's.
-  Program program = lower_text(attention_graph(16, "f16", 1, 1, 16, false, 256));
+  Program program = lower_text(attention_graph(16, "f16", 1, 1, 16, AfterSoftmax::kCastOnly, 256));
   ASSERT_EQ(program.steps.size(), 1u);
   EXPECT_EQ(program.kernels[0].name.rfind("attention_", 0), 0u) << program.kernels[0].name;
   EXPECT_EQ(program.kernels[0].source.find("workspace"), std::string::npos)
       << program.kernels[0].source;
 }
 
-TEST(CodegenPoolAttention, OpsAfterTheSoftmaxTakeTwoPassesOverTheKeys) {
+TEST(CodegenPoolAttention, OpsAfterTheSoftmaxBesidesCastsAndTheNanGuardTakeTwoPasses) {
   // Only casts between the softmax and P': one pass, online softmax.
   Program online = lower_text(attention_graph(100, "f16", 1, 2, 16));
   const std::string& one_pass = online.kernels[0].source;
   EXPECT_EQ(one_pass.find("g_key0 += 64"), one_pass.rfind("g_key0 += 64")) << one_pass;
   EXPECT_EQ(one_pass.find("/ g_sum[g_h / 2]"), std::string::npos) << one_pass;
-  // where(is_nan(P), 0, P): the row max and sum first, then P normalized at each index.
-  Program exact = lower_text(attention_graph(100, "f16", 1, 2, 16, /*nan_guard=*/true));
+  // where(is_nan(P), 0, P) too: one pass, guarded rows written undivided.
+  Program guarded = lower_text(attention_graph(100, "f16", 1, 2, 16, AfterSoftmax::kNanGuard));
+  const std::string& guarded_pass = guarded.kernels[0].source;
+  EXPECT_EQ(guarded_pass.find("g_key0 += 64"), guarded_pass.rfind("g_key0 += 64")) << guarded_pass;
+  EXPECT_NE(guarded_pass.find("g_nan[g_r] ? 0.0f : exp(g_s[g_n][g_h] - g_base)"), std::string::npos)
+      << guarded_pass;
+  EXPECT_NE(guarded_pass.find("g_guarded || g_den == 0.0f ? g_num : g_num / g_den"),
+            std::string::npos)
+      << guarded_pass;
+  compile_for_sm80_and_sm90(guarded);
+  // P scaled: the row max and sum first, then P normalized at each index.
+  Program exact = lower_text(attention_graph(100, "f16", 1, 2, 16, AfterSoftmax::kScale));
   const std::string& two_passes = exact.kernels[0].source;
   EXPECT_NE(two_passes.find("g_key0 += 64"), two_passes.rfind("g_key0 += 64")) << two_passes;
   EXPECT_NE(two_passes.find("exp(g_s[g_n][g_h] - g_base) / g_sum[g_h / 2];"), std::string::npos)
       << two_passes;
-  EXPECT_NE(two_passes.find("isnan("), std::string::npos) << two_passes;
+  EXPECT_NE(two_passes.find("* 0.75f"), std::string::npos) << two_passes;
   compile_for_sm80_and_sm90(exact);
 }
 
