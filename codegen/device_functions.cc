@@ -368,10 +368,11 @@ __device__ __forceinline__ void kiln_block_arg_reduce(T& best, long long& best_i
                :: "r"(address), "l"(global), "r"(valid ? 4 : 0));
 })"},
       // A float other blocks wrote in this launch (after their __threadfence), read from L2
-      // (ld.global.cg), never from a stale L1 line. Through the intrinsic, not volatile asm, so
-      // the compiler may issue many such loads before their values are needed.
+      // (ld.global.cg), never from a stale L1 line.
       {"kiln_load_cg", R"(__device__ __forceinline__ float kiln_load_cg(const float* address) {
-  return __ldcg(address);
+  float value;
+  asm volatile("ld.global.cg.f32 %0, [%1];" : "=f"(value) : "l"(address));
+  return value;
 })"},
       {"kiln_cp_async_commit", R"(__device__ __forceinline__ void kiln_cp_async_commit() {
   asm volatile("cp.async.commit_group;");
