@@ -139,13 +139,34 @@ Contraction contraction_of(const KernelBody& body) {
 
 bool is_contraction_body(const KernelBody& body) { return contraction_anchor(body) != nullptr; }
 
+bool is_split_k_contraction_body(const KernelBody& body) {
+  if (!is_contraction_body(body)) return false;
+  const Contraction contraction = contraction_of(body);
+  return contraction.tensor_cores && contraction.tiling.splits > 1;
+}
+
 KernelSpec emit_contraction_kernel(const KernelBody& body) {
   Contraction contraction = contraction_of(body);
   if (!contraction.tensor_cores) {
     return emit_simt_contraction_kernel(body, contraction.anchor, std::move(contraction.view));
   }
+  if (contraction.tiling.splits > 1) {
+    throw InternalError(
+        contraction.anchor->describe() +
+        ": a split-K contraction is two kernels (emit_split_k_contraction_kernels)");
+  }
   return emit_mma_contraction_kernel(body, *contraction.anchor, *contraction.view,
                                      contraction.tiling);
+}
+
+std::vector<KernelSpec> emit_split_k_contraction_kernels(const KernelBody& body) {
+  Contraction contraction = contraction_of(body);
+  std::vector<KernelSpec> kernels;
+  kernels.push_back(emit_mma_contraction_kernel(body, *contraction.anchor, *contraction.view,
+                                                contraction.tiling));
+  kernels.push_back(
+      emit_split_k_sum_kernel(body, *contraction.anchor, *contraction.view, contraction.tiling));
+  return kernels;
 }
 
 }  // namespace kiln::codegen

@@ -7,8 +7,8 @@
 //                  f32 operands of an op with tf32=1: rounded to TF32, mma.sync.m16n8k8. f32
 //                  accumulators, block tiles and split-K chosen per problem
 //                  (codegen/mma_contraction_emitter.h, codegen/contraction_tiling.h). A split
-//                  contraction's blocks write their slices' sums to an f32 workspace; the last
-//                  block of each tile adds them up and runs the epilogue.
+//                  contraction is two kernels: the slices' sums into an f32 workspace, then
+//                  their sum through the epilogue.
 //   SIMT           everything else (f32 without tf32, f64, integers): a 64 × 64 tile of one b
 //                  per block, 256 threads, 4 × 4 outputs each, K in steps of 16 staged through
 //                  shared memory.
@@ -19,6 +19,8 @@
 // cast, ...) at its flat output index, exactly once.
 #pragma once
 
+#include <vector>
+
 #include "codegen/kernel_body.h"
 #include "codegen/kernel_spec.h"
 
@@ -27,10 +29,16 @@ namespace kiln::codegen {
 // Whether `body` is a contraction kernel (its anchor is a gemm, matmul or conv).
 bool is_contraction_body(const KernelBody& body);
 
-// The contraction's kernel (a tensor-core kernel split along K sums its slices itself:
-// mma_contraction_emitter.h). Throws UnsupportedError naming what it
+// Whether `body` is a contraction that is split along K (two kernels). Only tensor-core
+// contractions at least 2 · kMinSplitTiles K-steps of kMmaTileK deep split (contraction_tiling.h).
+bool is_split_k_contraction_body(const KernelBody& body);
+
+// The one kernel of a contraction that is not split. Throws UnsupportedError naming what it
 // cannot do (rank-1 matmul operands, convolutions other than 2-D: lowering gives those and
 // conv_transpose to the direct conv kernels, codegen/direct_conv_emitter.h).
 KernelSpec emit_contraction_kernel(const KernelBody& body);
+
+// A split contraction's two kernels, in launch order; they share an f32 workspace parameter.
+std::vector<KernelSpec> emit_split_k_contraction_kernels(const KernelBody& body);
 
 }  // namespace kiln::codegen

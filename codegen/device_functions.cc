@@ -367,13 +367,6 @@ __device__ __forceinline__ void kiln_block_arg_reduce(T& best, long long& best_i
   asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;"
                :: "r"(address), "l"(global), "r"(valid ? 4 : 0));
 })"},
-      // A float other blocks wrote in this launch (after their __threadfence), read from L2
-      // (ld.global.cg), never from a stale L1 line.
-      {"kiln_load_cg", R"(__device__ __forceinline__ float kiln_load_cg(const float* address) {
-  float value;
-  asm volatile("ld.global.cg.f32 %0, [%1];" : "=f"(value) : "l"(address));
-  return value;
-})"},
       {"kiln_cp_async_commit", R"(__device__ __forceinline__ void kiln_cp_async_commit() {
   asm volatile("cp.async.commit_group;");
 })"},

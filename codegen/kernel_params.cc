@@ -39,18 +39,11 @@ const std::string& KernelParams::add_workspace(int64_t floats) {
   return workspace_.back().name;
 }
 
-const std::string& KernelParams::add_counters(int64_t count) {
-  if (!counters_.empty()) throw InternalError("a kernel declares its counters twice");
-  counters_.push_back({KernelParam::Role::kCounters, nullptr, "counters", 0, count});
-  return counters_.back().name;
-}
-
 std::vector<KernelParam> KernelParams::all() const {
   std::vector<KernelParam> params = inputs_;
   params.insert(params.end(), constants_.begin(), constants_.end());
   params.insert(params.end(), outputs_.begin(), outputs_.end());
   params.insert(params.end(), workspace_.begin(), workspace_.end());
-  params.insert(params.end(), counters_.begin(), counters_.end());
   return params;
 }
 
@@ -60,10 +53,6 @@ std::string KernelParams::signature() const {
     if (!text.empty()) text += ", ";
     if (param.role == KernelParam::Role::kWorkspace) {
       text += "float* __restrict__ " + param.name;
-      continue;
-    }
-    if (param.role == KernelParam::Role::kCounters) {
-      text += "int* __restrict__ " + param.name;
       continue;
     }
     const bool writes = param.role == KernelParam::Role::kOutput;

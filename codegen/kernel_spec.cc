@@ -60,14 +60,19 @@ std::string kernel_source(const KernelSpec& spec, const std::string& name,
   return text + "\n" + kernel_code(spec, name);
 }
 
-std::vector<std::string> begin_spec(KernelSpec& spec, const KernelBody& body, uint32_t threads,
-                                    std::array<uint32_t, 3> grid) {
+void begin_spec_reading(KernelSpec& spec, const KernelBody& body, uint32_t threads,
+                        std::array<uint32_t, 3> grid) {
   spec.kind = body.kind;
   spec.ops = distinct_ops(body);
   spec.max_threads = threads;
   spec.block = {threads, 1, 1};
   spec.grid = grid;
   for (const Value* input : body.inputs) spec.params.add_input(input);
+}
+
+std::vector<std::string> begin_spec(KernelSpec& spec, const KernelBody& body, uint32_t threads,
+                                    std::array<uint32_t, 3> grid) {
+  begin_spec_reading(spec, body, threads, grid);
   std::vector<std::string> outputs;
   for (const Value* output : body.outputs) outputs.push_back(spec.params.add_output(output));
   return outputs;

@@ -30,6 +30,9 @@ struct KernelSpec {
 // parameter names, in order.
 std::vector<std::string> begin_spec(KernelSpec& spec, const KernelBody& body, uint32_t threads,
                                     std::array<uint32_t, 3> grid);
+// As begin_spec, without the output parameters (a kernel that writes only a workspace).
+void begin_spec_reading(KernelSpec& spec, const KernelBody& body, uint32_t threads,
+                        std::array<uint32_t, 3> grid);
 
 // The kernel's code under `name`: the device functions it calls, its definitions and the
 // extern "C" __global__ function. Two specs with equal code(spec, "") compute the same.

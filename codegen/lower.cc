@@ -2,8 +2,8 @@
 //   1. input buffers, then output buffers (claiming the kernel results they hold, or noting a
 //      copy for those that need one);
 //   2. for each kernel node: emit its kernel (collecting refusals), map its parameters to
-//      buffers (creating weights and intermediates on first use; a contraction split along K
-//      gets a workspace intermediate and counters), add a step;
+//      buffers (creating weights and intermediates on first use), add a step (two for a
+//      contraction split along K, sharing a workspace intermediate);
 //   3. the copies of step 1;
 //   4. name each distinct kernel after its code and write its source.
 #include "codegen/lower.h"
@@ -50,6 +50,13 @@ std::string refusal(const Node& node) {
   return node.info().category <= OpCategory::kReduction || own_emitter ? "" : node.describe();
 }
 
+// Whether an emitter checked before the contraction emitter takes `body`: attention bodies
+// hold matmuls and direct conv bodies convs, which are no contraction kernel's anchor.
+bool is_taken_before_contraction(const KernelBody& body) {
+  return is_attention_body(body) || is_pool_body(body) || is_direct_conv_body(body) ||
+         is_cum_sum_body(body);
+}
+
 // An attention, pooling, direct conv, cum_sum or contraction kernel for bodies anchored by one; a
 // reduction kernel for fusion.reduction and single reduction ops, else a loop kernel.
 KernelSpec emit_kernel(const KernelBody& body) {
@@ -62,6 +69,17 @@ KernelSpec emit_kernel(const KernelBody& body) {
   const bool reduction = single_op ? body.nodes[0]->info().category == OpCategory::kReduction
                                    : body.kind == fusion_kind_name(FusionKind::kReduction);
   return reduction ? emit_reduction_kernel(body) : emit_loop_kernel(body);
+}
+
+// The kernels of `body` in launch order: one, or a split-K contraction's two (only for bodies
+// that reach the contraction emitter: an attention body's Q·Kᵀ may be deep enough to split).
+std::vector<KernelSpec> emit_kernels(const KernelBody& body) {
+  if (!is_taken_before_contraction(body) && is_split_k_contraction_body(body)) {
+    return emit_split_k_contraction_kernels(body);
+  }
+  std::vector<KernelSpec> kernels;
+  kernels.push_back(emit_kernel(body));
+  return kernels;
 }
 
 struct KernelUse {
@@ -196,50 +214,41 @@ class Lowering {
     }
   }
 
-  // A counters buffer of `count` i32 at the end of the counters region.
-  int add_counters(int64_t count) {
-    const int64_t bytes = count * static_cast<int64_t>(sizeof(int32_t));
-    const int buffer = add_buffer(ProgramBuffer::Kind::kCounters, "", {DType::kI32, {count}},
-                                  program_.counters_bytes);
-    program_.counters_bytes +=
-        (bytes + kCountersAlignment - 1) / kCountersAlignment * kCountersAlignment;
-    return buffer;
-  }
-
-  // Emits the kernel of `body` and launches it with its inputs' and outputs' buffers (and, for
-  // a split-K contraction, a workspace intermediate and counters of its own).
+  // Emits the kernels of `body` and launches them with its inputs' and outputs' buffers.
   void add_step(const KernelBody& body, const std::map<const Value*, int>& inputs,
                 const std::vector<int>& outputs) {
-    KernelSpec spec = emit_kernel(body);
-    ProgramStep step{
-        .grid = spec.grid, .block = spec.block, .shared_bytes = spec.shared_bytes, .args = {}};
-    size_t output = 0;
-    for (const KernelParam& param : spec.params.all()) {
-      switch (param.role) {
-        case KernelParam::Role::kInput:
-          step.args.push_back(inputs.at(param.value));
-          break;
-        case KernelParam::Role::kConstant:
-          step.args.push_back(weight_buffer(param.value));
-          break;
-        case KernelParam::Role::kOutput:
-          step.args.push_back(outputs.at(output++));
-          break;
-        case KernelParam::Role::kWorkspace:
-          step.args.push_back(add_buffer(ProgramBuffer::Kind::kIntermediate, "",
-                                         {DType::kF32, {param.workspace_floats}}, -1));
-          break;
-        case KernelParam::Role::kCounters:
-          step.args.push_back(add_counters(param.counters));
-          break;
+    int workspace = -1;  // created by the first kernel that takes it
+    for (KernelSpec& spec : emit_kernels(body)) {
+      ProgramStep step{
+          .grid = spec.grid, .block = spec.block, .shared_bytes = spec.shared_bytes, .args = {}};
+      size_t output = 0;
+      for (const KernelParam& param : spec.params.all()) {
+        switch (param.role) {
+          case KernelParam::Role::kInput:
+            step.args.push_back(inputs.at(param.value));
+            break;
+          case KernelParam::Role::kConstant:
+            step.args.push_back(weight_buffer(param.value));
+            break;
+          case KernelParam::Role::kOutput:
+            step.args.push_back(outputs.at(output++));
+            break;
+          case KernelParam::Role::kWorkspace:
+            if (workspace < 0) {
+              workspace = add_buffer(ProgramBuffer::Kind::kIntermediate, "",
+                                     {DType::kF32, {param.workspace_floats}}, -1);
+            }
+            step.args.push_back(workspace);
+            break;
+        }
       }
+      const std::string code = kernel_code(spec, "");
+      auto [it, added] = kernel_of_code_.emplace(code, uses_.size());
+      if (added) uses_.push_back({std::move(spec), {}});
+      uses_[it->second].provenance.push_back(body.provenance);
+      step.kernel = static_cast<int>(it->second);
+      program_.steps.push_back(std::move(step));
     }
-    const std::string code = kernel_code(spec, "");
-    auto [it, added] = kernel_of_code_.emplace(code, uses_.size());
-    if (added) uses_.push_back({std::move(spec), {}});
-    uses_[it->second].provenance.push_back(body.provenance);
-    step.kernel = static_cast<int>(it->second);
-    program_.steps.push_back(std::move(step));
   }
 
   void name_kernels() {

@@ -10,6 +10,7 @@
 namespace kiln::codegen {
 namespace {
 
+constexpr int kSumThreads = 256;
 constexpr int64_t kStaticSharedBytes = 48 * 1024;
 constexpr int kAsyncStages = 4;
 
@@ -100,8 +101,6 @@ OperandTile operand_tile(char name, int rows_or_cols, bool inner_is_k, int vecto
   tile.per_thread = chunks / threads;
   return tile;
 }
-
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // The f32 elements of split-K's workspace: a slice's partial sums for every result element.
 int64_t workspace_floats(const ContractionView& view, const MmaTiling& tiling) {
@@ -443,103 +442,47 @@ class MmaKernelWriter {
   }
 
   // Accumulator register r of fragment (i, j) is C(g + r / 2 · 8, 2t + r % 2), g = lane / 4,
-  // t = lane % 4. With split-K the blocks of a tile first meet (meet_split_blocks); the last
-  // one sums the slices as it writes the results.
+  // t = lane % 4.
   void results(const std::vector<std::string>& outputs) {
-    if (tiling_.splits > 1) meet_split_blocks();
     if (paired_stores()) {
       paired_results(outputs);
-    } else {
-      single_results(outputs);
+      return;
     }
-  }
-
-  void open_result_loops(const char* innermost, int count) {
     const std::pair<const char*, int> loops[] = {
-        {"g_i", fragments_m()}, {"g_j", fragments_n()}, {innermost, count}};
-    for (const auto& [name, extent] : loops) {
+        {"g_i", fragments_m()}, {"g_j", fragments_n()}, {"g_r", 4}};
+    for (const auto& [name, count] : loops) {
       code_.line("#pragma unroll");
-      e_.open_block(fmt::format("for (int {0} = 0; {0} < {1}; ++{0})", name, extent));
+      e_.open_block(fmt::format("for (int {0} = 0; {0} < {1}; ++{0})", name, count));
     }
-  }
-
-  // The workspace element of slice `split` at (g_b, m, n): [split][b][m][n], or [split][b][n][m]
-  // where the result is contiguous along m (a convolution's).
-  std::string workspace_element(const std::string& split, const std::string& m,
-                                const std::string& n) {
-    const bool m_fastest = view_.result_contiguous_along_m();
-    return fmt::format("{}[((static_cast<{}>({}) * {} + g_b) * {} + {}) * {} + {}]", workspace_,
-                       index_, split, view_.batch, m_fastest ? view_.cols : view_.rows,
-                       m_fastest ? n : m, m_fastest ? view_.rows : view_.cols, m_fastest ? m : n);
-  }
-
-  // Split-K: each block writes its slice's sums of the tile to the workspace, then takes a
-  // ticket from the tile's counter; the block that takes the last ticket resets the counter to
-  // zero (for the next launch) and goes on to write the results; the others end. Each writer's
-  // __threadfence before its ticket makes its sums visible to the last block, which reads them
-  // from L2 (ld.global.cg).
-  void meet_split_blocks() {
-    workspace_ = spec_.params.add_workspace(workspace_floats(view_, tiling_));
-    const int64_t tiles =
-        ceil_div(view_.cols, tiling_.block_n) * ceil_div(view_.rows, tiling_.block_m) * view_.batch;
-    const std::string counters = spec_.params.add_counters(tiles);
-    code_.line(fmt::format("const int g_split = blockIdx.z / {};", view_.batch));
-    open_result_loops("g_r", 4);
     code_.line(
         fmt::format("const {} g_m = g_m0 + g_wm + g_i * 16 + g_lane / 4 + g_r / 2 * 8, "
                     "g_n = g_n0 + g_wn + g_j * 8 + g_lane % 4 * 2 + g_r % 2;",
                     index_));
     e_.open_block(fmt::format("if (g_m < {} && g_n < {})", view_.rows, view_.cols));
-    code_.line(workspace_element("g_split", "g_m", "g_n") + " = g_acc[g_i][g_j][g_r];");
-    for (int level = 0; level < 4; ++level) e_.close_block();
-    code_.line("__threadfence();");
-    code_.line("__shared__ bool g_last;");
-    code_.line("__syncthreads();");
-    e_.open_block("if (threadIdx.x == 0)");
-    code_.line(fmt::format("const int g_tile = (blockIdx.y * gridDim.x + blockIdx.x) * {} + g_b;",
-                           view_.batch));
-    code_.line(
-        fmt::format("g_last = atomicAdd(&{}[g_tile], 1) == {};", counters, tiling_.splits - 1));
-    code_.line(fmt::format("if (g_last) {}[g_tile] = 0;", counters));
-    e_.close_block();
-    code_.line("__syncthreads();");
-    code_.line("if (!g_last) return;");
-    code_.line("__threadfence();");
-  }
-
-  // The contraction's sum for accumulator register `reg` at (g_m, n): the register itself, or
-  // with split-K the slices' sums in order (this block's from its register, the others' from
-  // the workspace).
-  std::string accumulated(const std::string& reg, const std::string& n) {
-    if (tiling_.splits == 1) return reg;
-    const std::string sum = e_.fresh_name('s');
-    code_.line(fmt::format("float {} = 0.0f;", sum));
-    code_.line("#pragma unroll");
-    e_.open_block(fmt::format("for (int g_s = 0; g_s < {}; ++g_s)", tiling_.splits));
-    code_.line(fmt::format("{} += g_s == g_split ? {} : kiln_load_cg(&{});", sum, reg,
-                           workspace_element("g_s", "g_m", n)));
-    e_.close_block();
-    return sum;
-  }
-
-  void single_results(const std::vector<std::string>& outputs) {
-    open_result_loops("g_r", 4);
-    code_.line(
-        fmt::format("const {} g_m = g_m0 + g_wm + g_i * 16 + g_lane / 4 + g_r / 2 * 8, "
-                    "g_n = g_n0 + g_wn + g_j * 8 + g_lane % 4 * 2 + g_r % 2;",
-                    index_));
-    e_.open_block(fmt::format("if (g_m < {} && g_n < {})", view_.rows, view_.cols));
-    emit_contraction_result(e_, body_, anchor_, view_, outputs, "g_b", "g_m", "g_n",
-                            accumulated("g_acc[g_i][g_j][g_r]", "g_n"));
+    if (tiling_.splits > 1) {
+      // blockIdx.z = split · batch + b: the workspace is [split][b][m][n], or [split][b][n][m]
+      // where the result is contiguous along m (so the sum kernel reads and writes in order).
+      const bool m_fastest = view_.result_contiguous_along_m();
+      code_.line(fmt::format(
+          "{}[(static_cast<{}>(blockIdx.z) * {} + {}) * {} + {}] = g_acc[g_i][g_j][g_r];",
+          spec_.params.add_workspace(workspace_floats(view_, tiling_)), index_,
+          m_fastest ? view_.cols : view_.rows, m_fastest ? "g_n" : "g_m",
+          m_fastest ? view_.rows : view_.cols, m_fastest ? "g_m" : "g_n"));
+    } else {
+      emit_contraction_result(e_, body_, anchor_, view_, outputs, "g_b", "g_m", "g_n",
+                              "g_acc[g_i][g_j][g_r]");
+    }
     for (int level = 0; level < 4; ++level) e_.close_block();
   }
 
   // Whether a thread writes its two adjacent columns (registers 2h and 2h + 1) as one 32-bit
-  // store: a result contiguous along n with an even number of columns (so a pair never
-  // straddles a row and starts 4-byte aligned), and 16-bit outputs, each as many elements as
-  // the contraction's result (an elementwise epilogue's).
+  // store: no split-K, a result contiguous along n with an even number of columns (so a pair
+  // never straddles a row and starts 4-byte aligned), and 16-bit outputs, each as many elements
+  // as the contraction's result (an elementwise epilogue's).
   bool paired_stores() const {
-    if (view_.result_contiguous_along_m() || view_.cols % 2 != 0) return false;
+    if (tiling_.splits > 1 || view_.result_contiguous_along_m() || view_.cols % 2 != 0) {
+      return false;
+    }
     const int64_t elements = anchor_.result()->type().num_elements();
     return std::all_of(body_.outputs.begin(), body_.outputs.end(), [&](const Value* output) {
       const DType dtype = output->type().dtype;
@@ -549,7 +492,12 @@ class MmaKernelWriter {
   }
 
   void paired_results(const std::vector<std::string>& outputs) {
-    open_result_loops("g_h", 2);
+    const std::pair<const char*, int> loops[] = {
+        {"g_i", fragments_m()}, {"g_j", fragments_n()}, {"g_h", 2}};
+    for (const auto& [name, count] : loops) {
+      code_.line("#pragma unroll");
+      e_.open_block(fmt::format("for (int {0} = 0; {0} < {1}; ++{0})", name, count));
+    }
     code_.line(
         fmt::format("const {} g_m = g_m0 + g_wm + g_i * 16 + g_lane / 4 + g_h * 8, "
                     "g_n = g_n0 + g_wn + g_j * 8 + g_lane % 4 * 2;",
@@ -559,9 +507,10 @@ class MmaKernelWriter {
     std::vector<std::string> bits[2];
     for (int column = 0; column < 2; ++column) {
       const std::string n = column ? "g_n + 1" : "g_n";
-      const std::string sum = accumulated(fmt::format("g_acc[g_i][g_j][2 * g_h + {}]", column), n);
       at[column] = view_.result_index(e_, "g_b", "g_m", n);
-      e_.bind(anchor_.result(), at[column], view_.result(e_, "g_b", "g_m", n, sum));
+      e_.bind(
+          anchor_.result(), at[column],
+          view_.result(e_, "g_b", "g_m", n, fmt::format("g_acc[g_i][g_j][2 * g_h + {}]", column)));
       for (const Value* output : body_.outputs) {
         bits[column].push_back(e_.temp("unsigned", e_.stored(output, at[column])));
       }
@@ -584,8 +533,9 @@ class MmaKernelWriter {
   const MmaFormat format_;
   OperandTile a_, b_;
   int stages_ = 2;
-  std::string workspace_;  // split-K's parameter
 };
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 }  // namespace
 
@@ -607,10 +557,50 @@ KernelSpec emit_mma_contraction_kernel(const KernelBody& body, const Node& ancho
                                      static_cast<uint32_t>(row_tiles), static_cast<uint32_t>(z)};
   const auto threads = static_cast<uint32_t>(tiling.threads());
   KernelSpec spec;
-  const std::vector<std::string> outputs = begin_spec(spec, body, threads, grid);
+  std::vector<std::string> outputs;
+  if (tiling.splits > 1) {
+    begin_spec_reading(spec, body, threads, grid);
+  } else {
+    outputs = begin_spec(spec, body, threads, grid);
+  }
   CodeWriter code(1);
   ElementEmitter e(code, spec.params, index_type_for(body, workspace_floats(view, tiling)));
   MmaKernelWriter(body, anchor, view, tiling, spec, e).write(outputs);
+  spec.body = code.text();
+  return spec;
+}
+
+KernelSpec emit_split_k_sum_kernel(const KernelBody& body, const Node& anchor,
+                                   ContractionView& view, const MmaTiling& tiling) {
+  const int64_t total = view.batch * view.rows * view.cols;
+  const int64_t blocks = std::min<int64_t>(ceil_div(total, kSumThreads), 65535);
+  KernelSpec spec;
+  const std::vector<std::string> outputs =
+      begin_spec(spec, body, kSumThreads, {static_cast<uint32_t>(blocks), 1, 1});
+  const int64_t workspace_size = workspace_floats(view, tiling);
+  const std::string& workspace = spec.params.add_workspace(workspace_size);
+  CodeWriter code(1);
+  ElementEmitter e(code, spec.params, index_type_for(body, workspace_size + blocks * kSumThreads));
+  const std::string& index = e.index_type();
+  e.open_block(
+      fmt::format("for ({} g_i = static_cast<{}>(blockIdx.x) * {} + threadIdx.x; g_i < {}; g_i += "
+                  "static_cast<{}>(gridDim.x) * {})",
+                  index, index, kSumThreads, total, index, kSumThreads));
+  // g_i walks the workspace's [b][m][n] or [b][n][m] (emit_mma_contraction_kernel).
+  if (view.result_contiguous_along_m()) {
+    code.line(fmt::format("const {} g_m = g_i % {}, g_n = g_i / {} % {}, g_b = g_i / {};", index,
+                          view.rows, view.rows, view.cols, view.rows * view.cols));
+  } else {
+    code.line(fmt::format("const {} g_n = g_i % {}, g_m = g_i / {} % {}, g_b = g_i / {};", index,
+                          view.cols, view.cols, view.rows, view.rows * view.cols));
+  }
+  code.line("float g_sum = 0.0f;");
+  code.line("#pragma unroll");
+  code.line(fmt::format(
+      "for (int g_s = 0; g_s < {}; ++g_s) g_sum += {}[static_cast<{}>(g_s) * {} + g_i];",
+      tiling.splits, workspace, index, total));
+  emit_contraction_result(e, body, anchor, view, outputs, "g_b", "g_m", "g_n", "g_sum");
+  e.close_block();
   spec.body = code.text();
   return spec;
 }

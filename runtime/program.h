@@ -22,20 +22,15 @@
 namespace kiln {
 
 struct ProgramBuffer {
-  // kCounters: i32 counters that live as long as the session, zeroed when it loads; a kernel
-  // that counts in them leaves them zero when it ends (split-K's tile tickets).
-  enum class Kind { kInput, kOutput, kWeight, kIntermediate, kCounters };
+  enum class Kind { kInput, kOutput, kWeight, kIntermediate };
   Kind kind = Kind::kIntermediate;
   std::string name;  // the IR value's name (inputs and outputs: the graph's names)
   TensorType type;
   // Inputs and outputs: position in the graph's signature. Weights: byte offset in
   // Program::weights (aligned to kWeightAlignment). Intermediates: byte offset in the arena,
-  // assigned by the memory planner (runtime/memory_plan.h). Counters: byte offset in the
-  // counters region (aligned to kCountersAlignment). -1 until assigned.
+  // assigned by the memory planner (runtime/memory_plan.h). -1 until assigned.
   int64_t offset = -1;
 };
-
-inline constexpr int64_t kCountersAlignment = 16;
 // A graph output that is also a graph input, a weight, or another output gets its own output
 // buffer, filled by a copy kernel that codegen adds, so every output buffer is written by
 // exactly one step.
@@ -73,7 +68,6 @@ struct Program {
   std::vector<ProgramStep> steps;
   std::vector<uint8_t> weights;  // every weight buffer's bytes, at its offset
   int64_t arena_bytes = 0;       // intermediates' arena size, from the memory planner
-  int64_t counters_bytes = 0;    // the counters buffers' region
 };
 
 }  // namespace kiln

@@ -23,9 +23,9 @@ namespace {
 constexpr std::string_view kMagic = "KILN";
 
 // The file's codes for buffer kinds and dtypes: their positions here.
-constexpr std::array<ProgramBuffer::Kind, 5> kKindCodes = {
+constexpr std::array<ProgramBuffer::Kind, 4> kKindCodes = {
     ProgramBuffer::Kind::kInput, ProgramBuffer::Kind::kOutput, ProgramBuffer::Kind::kWeight,
-    ProgramBuffer::Kind::kIntermediate, ProgramBuffer::Kind::kCounters};
+    ProgramBuffer::Kind::kIntermediate};
 constexpr std::array<DType, 9> kDTypeCodes = {DType::kF32, DType::kF16, DType::kBF16,
                                               DType::kF64, DType::kI64, DType::kI32,
                                               DType::kI8,  DType::kU8,  DType::kBool};
@@ -93,7 +93,6 @@ ByteWriter encode_up_to_weights(const Program& program) {
   out.u32(static_cast<uint32_t>(program.steps.size()));
   for (const ProgramStep& step : program.steps) write_step(out, step);
   out.i64(program.arena_bytes);
-  out.i64(program.counters_bytes);
   out.u64(program.weights.size());
   out.pad_to(kWeightAlignment);
   return out;
@@ -160,8 +159,7 @@ ProgramBuffer read_buffer(ByteReader& in, uint32_t index) {
   const uint8_t kind = in.u8("the kind of " + what);
   if (kind >= kKindCodes.size()) {
     throw InputError(fmt::format(
-        "{}: kind code {} is not valid (0 input, 1 output, 2 weight, 3 intermediate, 4 counters)",
-        what, kind));
+        "{}: kind code {} is not valid (0 input, 1 output, 2 weight, 3 intermediate)", what, kind));
   }
   buffer.kind = kKindCodes[kind];
   buffer.name = in.string("the name of " + what);
@@ -249,7 +247,6 @@ Program decode(std::span<const uint8_t> bytes) {
   program.steps.resize(in.count("steps", kMinStepBytes));
   for (uint32_t i = 0; i < program.steps.size(); ++i) program.steps[i] = read_step(in, i);
   program.arena_bytes = in.i64("the arena size");
-  program.counters_bytes = in.i64("the counters size");
   read_weights(in, program);
   check_checksum(in, bytes);
   return program;

@@ -6,14 +6,13 @@
 //   archs     count, str each ("sm_90")
 //   kernels   count; each: str name, str source, u64 source hash (FNV-1a 64 of the source),
 //             provenance count + str each, binaries count + (str arch, blob CUBIN) each, blob PTX
-//   buffers   count; each: u8 kind (0 input, 1 output, 2 weight, 3 intermediate, 4 counters),
-//             str name,
+//   buffers   count; each: u8 kind (0 input, 1 output, 2 weight, 3 intermediate), str name,
 //             u8 dtype (0 f32, 1 f16, 2 bf16, 3 f64, 4 i64, 5 i32, 6 i8, 7 u8, 8 bool),
 //             u32 rank, i64 per dim, i64 offset
 //   inputs    count, u32 buffer index each; outputs likewise
 //   steps     count; each: u32 kernel, u32 grid[3], u32 block[3], u32 shared-memory bytes,
 //             args count + u32 buffer index each
-//   i64 arena bytes, i64 counters bytes
+//   i64 arena bytes
 //   u64 weights size, zeros up to a file offset that is a multiple of kWeightAlignment, weights
 //   u64 checksum: FNV-1a 64 of every byte before it
 //
@@ -31,8 +30,7 @@
 
 namespace kiln {
 
-// 2: counters buffers and the counters size.
-inline constexpr uint32_t kKilnFormatVersion = 2;
+inline constexpr uint32_t kKilnFormatVersion = 1;
 
 std::vector<uint8_t> program_to_bytes(const Program& program);
 // `source` names the bytes in errors (a file's path).

@@ -119,9 +119,6 @@ void check_buffers(const Program& program) {
   if (program.arena_bytes < 0) {
     throw InputError(fmt::format("the arena size {} is negative", program.arena_bytes));
   }
-  if (program.counters_bytes < 0) {
-    throw InputError(fmt::format("the counters size {} is negative", program.counters_bytes));
-  }
   for (size_t i = 0; i < program.buffers.size(); ++i) {
     const int64_t bytes = checked_byte_size(program, i);
     switch (program.buffers[i].kind) {
@@ -131,14 +128,6 @@ void check_buffers(const Program& program) {
         break;
       case ProgramBuffer::Kind::kIntermediate:
         check_placement(program, i, bytes, program.arena_bytes, "arena", kArenaAlignment);
-        break;
-      case ProgramBuffer::Kind::kCounters:
-        if (program.buffers[i].type.dtype != DType::kI32) {
-          throw InputError(fmt::format("{}: counters are i32, not {}", describe_buffer(program, i),
-                                       type_to_string(program.buffers[i].type)));
-        }
-        check_placement(program, i, bytes, program.counters_bytes, "counters region",
-                        kCountersAlignment);
         break;
       case ProgramBuffer::Kind::kInput:
       case ProgramBuffer::Kind::kOutput:

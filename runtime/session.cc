@@ -80,7 +80,6 @@ struct Session::State {
   std::vector<cudaKernel_t> kernels;  // per program kernel
   DeviceMemory weights;
   DeviceMemory arena;
-  DeviceMemory counters;  // zeroed once; kernels leave it zero
   CudaStream stream;
   // The session's own input and output buffers, for runs on host tensors.
   std::vector<DeviceMemory> own_memory;
@@ -93,7 +92,6 @@ struct Session::State {
   void check_kernel_parameters();
   void allow_shared_memory();
   void upload_weights();
-  void zero_counters();
   const Bindings& session_buffers();
   void* buffer_pointer(int index, const Bindings& bindings) const;
   void launch_steps(const Bindings& bindings, bool check_each_step,
@@ -196,14 +194,6 @@ void Session::State::upload_weights() {
   }
 }
 
-void Session::State::zero_counters() {
-  const auto bytes = static_cast<size_t>(program.counters_bytes);
-  counters = allocate_device_memory(bytes, "the counters");
-  if (bytes == 0) return;
-  cuda_check(cudaMemsetAsync(counters.get(), 0, bytes, stream.get()), "zeroing the counters");
-  synchronize("zeroing the counters");
-}
-
 const Bindings& Session::State::session_buffers() {
   if (own_bindings) return *own_bindings;
   Bindings bindings;
@@ -236,8 +226,6 @@ void* Session::State::buffer_pointer(int index, const Bindings& bindings) const 
       return static_cast<std::byte*>(weights.get()) + buffer.offset;
     case ProgramBuffer::Kind::kIntermediate:
       return static_cast<std::byte*>(arena.get()) + buffer.offset;
-    case ProgramBuffer::Kind::kCounters:
-      return static_cast<std::byte*>(counters.get()) + buffer.offset;
   }
   throw InternalError("buffer of an unknown kind");
 }
@@ -339,7 +327,6 @@ Session Session::load(Program program) {
   state->upload_weights();
   state->arena =
       allocate_device_memory(static_cast<size_t>(state->program.arena_bytes), "the arena");
-  state->zero_counters();
   return Session(std::move(state));
 }
 

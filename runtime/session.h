@@ -3,7 +3,7 @@
 //
 //   load   checks for a device; picks each kernel's CUBIN or PTX for it (kernel_image.h) and
 //          loads it, checking that it takes as many pointers as its steps pass; uploads the
-//          weights once; allocates the arena, and the counters zeroed (runtime/program.h).
+//          weights once; allocates the arena.
 //   run    the first run launches the steps one by one on the session's stream, checking each,
 //          then captures them into a CUDA graph; later runs replay that graph. The graph holds
 //          the input and output pointers it was captured with: run_device with other pointers

@@ -52,8 +52,6 @@ const char* kind_name(ProgramBuffer::Kind kind) {
       return "weight";
     case ProgramBuffer::Kind::kIntermediate:
       return "intermediate";
-    case ProgramBuffer::Kind::kCounters:
-      return "counters";
   }
   return "?";
 }
@@ -97,8 +95,6 @@ std::string placement(const ProgramBuffer& buffer, const LiveRange& range) {
       return range.used() ? fmt::format("arena +{}, live at steps {}-{}", buffer.offset,
                                         range.first_step, range.last_step)
                           : fmt::format("arena +{}, used by no step", buffer.offset);
-    case ProgramBuffer::Kind::kCounters:
-      return fmt::format("counters +{} (zero at load, kept zero)", buffer.offset);
   }
   return "?";
 }
@@ -122,18 +118,13 @@ std::string memory_plan_table(const Program& program) {
     return of == 0 ? std::string("-")
                    : fmt::format("{:.2f}x", static_cast<double>(figures.peak_bytes) / of);
   };
-  Table rows = {
+  return render_table({
       {"arena (peak)", format_bytes(figures.peak_bytes)},
       {"naive sum", format_bytes(figures.naive_bytes),
        "every intermediate in its own bytes; arena = " + share(figures.naive_bytes)},
       {"lower bound", format_bytes(figures.lower_bound_bytes),
        "the largest set live at one step; arena = " + share(figures.lower_bound_bytes)},
-  };
-  if (program.counters_bytes > 0) {
-    rows.push_back({"counters", format_bytes(program.counters_bytes),
-                    "split-K tile counters, apart from the arena"});
-  }
-  return render_table(rows);
+  });
 }
 
 }  // namespace

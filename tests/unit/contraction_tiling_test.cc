@@ -79,35 +79,27 @@ TEST(ContractionTiling, ShallowProblemsDoNotSplit) {
   EXPECT_EQ(choose_mma_tiling(1, 49, 64, 2 * kMinSplitTiles * kMmaTileK).splits, 2);
 }
 
-TEST(ContractionTiling, SplitKIsOneStepWithAWorkspaceAndTileCounters) {
+TEST(ContractionTiling, SplitKLowersToTwoStepsSharingAWorkspace) {
   const Program program = lower_graph(*parse_graph(R"(
 graph @g(%a: f16[49,4608], %b: f16[4608,512]) -> (f16[49,512]) {
   %0 = matmul(%a, %b) : f16[49,512] loc("MatMul")
   return %0
 })"),
                                       {});
-  ASSERT_EQ(program.steps.size(), 1u);
-  ASSERT_EQ(program.kernels.size(), 1u);
-  // a, b, output, the partial sums' workspace, a counter per tile (8 column tiles of one row).
-  const std::vector<int>& args = program.steps[0].args;
-  ASSERT_EQ(args.size(), 5u);
-  const ProgramBuffer& workspace = program.buffers[static_cast<size_t>(args[3])];
+  ASSERT_EQ(program.steps.size(), 2u);
+  ASSERT_EQ(program.kernels.size(), 2u);
+  // The partial sums (a, b, workspace), then their sum (a, b, output, workspace).
+  const std::vector<int>& partial = program.steps[0].args;
+  const std::vector<int>& sum = program.steps[1].args;
+  ASSERT_EQ(partial.size(), 3u);
+  ASSERT_EQ(sum.size(), 4u);
+  EXPECT_EQ(partial.back(), sum.back());
+  const ProgramBuffer& workspace = program.buffers[static_cast<size_t>(sum.back())];
   EXPECT_EQ(workspace.kind, ProgramBuffer::Kind::kIntermediate);
   EXPECT_EQ(workspace.type, (TensorType{DType::kF32, {16 * 49 * 512}}));
-  const ProgramBuffer& counters = program.buffers[static_cast<size_t>(args[4])];
-  EXPECT_EQ(counters.kind, ProgramBuffer::Kind::kCounters);
-  EXPECT_EQ(counters.type, (TensorType{DType::kI32, {8}}));
-  EXPECT_EQ(counters.offset, 0);
-  EXPECT_EQ(program.counters_bytes, 32);
   EXPECT_EQ(program.steps[0].grid, (std::array<uint32_t, 3>{8, 1, 16}));
   EXPECT_EQ(program.steps[0].block, (std::array<uint32_t, 3>{128, 1, 1}));
-  const std::string& source = program.kernels[0].source;
-  EXPECT_NE(source.find("kiln_mma_f16_16816"), std::string::npos);
-  // The last of a tile's 16 blocks resets its counter and sums the slices.
-  EXPECT_NE(source.find("g_last = atomicAdd(&counters[g_tile], 1) == 15;"), std::string::npos)
-      << source;
-  EXPECT_NE(source.find("if (g_last) counters[g_tile] = 0;"), std::string::npos) << source;
-  EXPECT_NE(source.find("kiln_load_cg(&workspace["), std::string::npos) << source;
+  EXPECT_NE(program.kernels[0].source.find("kiln_mma_f16_16816"), std::string::npos);
 }
 
 }  // namespace

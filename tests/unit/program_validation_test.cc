@@ -74,22 +74,6 @@ TEST(ProgramValidationTest, EachProblemHasItsMessage) {
       {[](Program& p) { p.arena_bytes = 65536; },
        "buffer 3 ('rectified'): 65536 bytes at offset 65536 overrun the arena (65536 bytes)"},
       {[](Program& p) { p.arena_bytes = -1; }, "the arena size -1 is negative"},
-      {[](Program& p) { p.counters_bytes = -16; }, "the counters size -16 is negative"},
-      {[](Program& p) {
-         p.buffers.push_back({Kind::kCounters, "tickets", {DType::kI32, {8}}, 0});
-         p.counters_bytes = 16;
-       },
-       "buffer 6 ('tickets'): 32 bytes at offset 0 overrun the counters region (16 bytes)"},
-      {[](Program& p) {
-         p.buffers.push_back({Kind::kCounters, "tickets", {DType::kI32, {4}}, 8});
-         p.counters_bytes = 32;
-       },
-       "buffer 6 ('tickets'): offset 8 in the counters region is not a multiple of 16"},
-      {[](Program& p) {
-         p.buffers.push_back({Kind::kCounters, "tickets", {DType::kF32, {4}}, 0});
-         p.counters_bytes = 16;
-       },
-       "buffer 6 ('tickets'): counters are i32, not f32[4]"},
       {[](Program& p) { p.buffers[4].offset = 65536; },
        "buffer 3 ('rectified') and buffer 4 ('doubled') are live at the same steps but share "
        "arena bytes"},

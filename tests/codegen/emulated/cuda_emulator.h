@@ -86,16 +86,6 @@ T __shfl_xor_sync(unsigned, T value, int lane_mask) {
   return result;
 }
 
-// Blocks run one after another and fibers switch only at barriers: memory is ordered and an
-// add is atomic as it stands.
-inline void __threadfence() {}
-inline int atomicAdd(int* address, int value) {
-  const int old = *address;
-  *address = old + value;
-  return old;
-}
-inline float kiln_load_cg(const float* address) { return *address; }
-
 inline float kiln_f16_to_f32(unsigned short bits) {
   _Float16 h;
   memcpy(&h, &bits, 2);

@@ -9,8 +9,8 @@ For each graph, in DIR/<graph>_<precision>: `kiln compile --emit-cuda` (sm_80) i
 the steps and buffers from `kiln inspect`; every kernel with kiln's device functions less those
 the emulator replaces (the PTX ones), compiled with the C++ compiler against the emulator into
 one library; seeded inputs (standard normal; integers uniform over a range where sums wrap); the
-steps run in order, outputs and intermediates starting as garbage (NaN, or the lowest integer),
-counters at zero (and required to be zero again at the end); then `kiln run --device cpu` in the same precision on the same inputs. Each output must have NaN
+steps run in order, outputs and intermediates starting as garbage (NaN, or the lowest integer);
+then `kiln run --device cpu` in the same precision on the same inputs. Each output must have NaN
 where the reference has NaN and be finite where it is finite; integers must be equal; otherwise
 the cosine similarity must be at least 0.9999 and, where the kernels compute the output in f32
 (precision fp32, an f32 output, no mma), each element must also lie within 1e-4 + 1e-3·|want|.
@@ -72,10 +72,9 @@ def inspect(kiln, program):
             if buffer.group(1) == "output" and placement:
                 outputs[int(placement.group(1))] = buffer.group(2)
     for name, (kind, dtype, _) in buffers.items():
-        if kind not in ("input", "output", "intermediate", "counters") or dtype not in STORAGE:
+        if kind not in ("input", "output", "intermediate") or dtype not in STORAGE:
             raise Failed(f"{program}: buffer '{name}' is a {dtype} {kind}; the emulated run "
-                         f"takes f32, f16, bf16, i32 or i64 inputs, outputs, intermediates and "
-                         f"counters")
+                         f"takes f32, f16, bf16, i32 or i64 inputs, outputs and intermediates")
     return steps, buffers, [outputs[i] for i in sorted(outputs)]
 
 
@@ -176,8 +175,6 @@ def check(kiln, cxx, graph, precision, work):
             path = os.path.join(work, name + ".npy")
             np.save(path, as_float(arrays[name], dtype) if dtype == "bf16" else arrays[name])
             feeds.append(f"--input={name}={path}")
-        elif kind == "counters":  # zeroed when the session loads
-            arrays[name] = np.zeros(shape, STORAGE[dtype])
         elif dtype in INTEGER_INPUT_RANGE:  # outputs and intermediates start as garbage
             arrays[name] = np.full(shape, np.iinfo(STORAGE[dtype]).min, STORAGE[dtype])
         else:
@@ -192,11 +189,6 @@ def check(kiln, cxx, graph, precision, work):
         library.emu_launch(getattr(library, "run_" + kernel), pointers, *grid, threads)
     wants = reference_outputs(kiln, graph, precision, feeds, os.path.join(work, "reference"))
     passed = True
-    for name, (kind, _, _) in buffers.items():
-        if kind == "counters" and arrays[name].any():
-            print(f"WRONG {os.path.basename(graph)} {precision}: counters '{name}' not left zero "
-                  f"({int(np.count_nonzero(arrays[name]))} nonzero)", flush=True)
-            passed = False
     for name, want in zip(outputs, wants):
         dtype = buffers[name][1]
         if dtype in INTEGER_INPUT_RANGE:
