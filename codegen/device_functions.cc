@@ -367,16 +367,6 @@ __device__ __forceinline__ void kiln_block_arg_reduce(T& best, long long& best_i
   asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;"
                :: "r"(address), "l"(global), "r"(valid ? 4 : 0));
 })"},
-      // Every kernel starts with this. Programmatic dependent launch (sm_90 on): wait until the
-      // kernels before this one have finished and their writes are visible, then let the next
-      // kernel's blocks be scheduled (they wait here in turn), so its launch overlaps this
-      // kernel. Without the launch attribute (runtime/session.cc) both are no-ops.
-      {"kiln_grid_dependency_wait", R"(__device__ __forceinline__ void kiln_grid_dependency_wait() {
-#if __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#endif
-})"},
       {"kiln_cp_async_commit", R"(__device__ __forceinline__ void kiln_cp_async_commit() {
   asm volatile("cp.async.commit_group;");
 })"},

@@ -5,10 +5,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <functional>
 #include <optional>
-#include <string_view>
 
 #include "ir/error.h"
 #include "runtime/cuda_api.h"
@@ -86,10 +84,6 @@ struct Session::State {
   // The session's own input and output buffers, for runs on host tensors.
   std::vector<DeviceMemory> own_memory;
   std::optional<Bindings> own_bindings;
-  // Whether kernels launch with programmatic stream serialization (sm_90 on, unless KILN_PDL=0):
-  // a kernel's blocks may be scheduled while the one before it finishes; each waits for it in
-  // kiln_grid_dependency_wait (codegen/device_functions.cc) before touching memory.
-  bool programmatic_launch = false;
   // The captured steps, and the pointers they were captured with.
   CudaGraphExec graph;
   Bindings graph_bindings;
@@ -250,17 +244,9 @@ void Session::State::launch_steps(const Bindings& bindings, bool check_each_step
     for (void*& pointer : pointers) arguments.push_back(&pointer);
     const auto& [grid_x, grid_y, grid_z] = step.grid;
     const auto& [block_x, block_y, block_z] = step.block;
-    cudaLaunchAttribute programmatic{};
-    programmatic.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    programmatic.val.programmaticStreamSerializationAllowed = 1;
-    const cudaLaunchConfig_t config{.gridDim = dim3(grid_x, grid_y, grid_z),
-                                    .blockDim = dim3(block_x, block_y, block_z),
-                                    .dynamicSmemBytes = step.shared_bytes,
-                                    .stream = stream.get(),
-                                    .attrs = &programmatic,
-                                    .numAttrs = programmatic_launch ? 1u : 0u};
-    cudaError_t status = cudaLaunchKernelExC(
-        &config, reinterpret_cast<const void*>(kernels[step.kernel]), arguments.data());
+    cudaError_t status = cudaLaunchKernel(
+        reinterpret_cast<const void*>(kernels[step.kernel]), dim3(grid_x, grid_y, grid_z),
+        dim3(block_x, block_y, block_z), arguments.data(), step.shared_bytes, stream.get());
     if (status == cudaSuccess && check_each_step) status = cudaStreamSynchronize(stream.get());
     if (status != cudaSuccess) {
       throw InternalError(fmt::format("step {} (kernel '{}') failed: {}", i,
@@ -334,9 +320,6 @@ Session Session::load(Program program) {
   cuda_check(cudaGetDeviceProperties(&properties, state->device), "cudaGetDeviceProperties");
   state->device_description =
       fmt::format("{} ({})", properties.name, gpu_arch_name(properties.major, properties.minor));
-  const char* pdl = std::getenv("KILN_PDL");
-  state->programmatic_launch =
-      properties.major >= 9 && !(pdl != nullptr && std::string_view(pdl) == "0");
   state->load_kernels();
   state->check_kernel_parameters();
   state->allow_shared_memory();

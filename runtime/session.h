@@ -8,10 +8,6 @@
 //          then captures them into a CUDA graph; later runs replay that graph. The graph holds
 //          the input and output pointers it was captured with: run_device with other pointers
 //          captures again (and updates the graph in place when CUDA can).
-//          On sm_90 and newer the steps launch with programmatic stream serialization (a
-//          kernel's blocks may be scheduled while the one before it finishes; each kernel waits
-//          for its predecessor in kiln_grid_dependency_wait before touching memory); set
-//          KILN_PDL=0 in the environment to launch them plainly.
 //   time   replays the graph back to back and measures each replay with CUDA events.
 //   profile_steps  captures the steps once more with a CUDA event between each two, replays that
 //          graph and reports each step's median time (where the time goes, kernel by kernel).

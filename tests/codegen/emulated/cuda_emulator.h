@@ -86,9 +86,6 @@ T __shfl_xor_sync(unsigned, T value, int lane_mask) {
   return result;
 }
 
-// One kernel runs at a time.
-inline void kiln_grid_dependency_wait() {}
-
 inline float kiln_f16_to_f32(unsigned short bits) {
   _Float16 h;
   memcpy(&h, &bits, 2);
