@@ -17,7 +17,7 @@ import sys
 
 import torch
 
-from cuda_timing import time_cuda
+from cuda_timing import chosen, time_cuda
 from kiln_bench import run_kiln_bench
 
 # name: ("matmul", M, K, N) or ("conv", batch, in channels, size, out channels, kernel, stride)
@@ -70,10 +70,7 @@ def main():
     parser.add_argument("--iters", type=int, default=50)
     parser.add_argument("--warmup", type=int, default=10)
     args = parser.parse_args()
-    names = args.shapes.split(",")
-    unknown = set(names) - set(SHAPES)
-    if unknown:
-        parser.error(f"unknown shape(s) {', '.join(sorted(unknown))}; known: {', '.join(SHAPES)}")
+    names = chosen(parser, args.shapes, SHAPES, "shape")
     if not torch.cuda.is_available():
         print("no CUDA device: contraction shapes skipped")
         return 0

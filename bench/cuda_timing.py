@@ -1,4 +1,5 @@
-"""Timing a CUDA callable with CUDA events, shared by the benchmarks in bench/."""
+"""Timing a CUDA callable with CUDA events, and picking named cases from the command line, shared
+by the benchmarks in bench/."""
 import statistics
 
 import torch
@@ -21,3 +22,13 @@ def time_cuda(fn, iters, warmup):
             times.append(start.elapsed_time(end))
     times.sort()
     return statistics.median(times), times[int(0.9 * (len(times) - 1))]
+
+
+def chosen(parser, names, known, what):
+    """The comma-separated `names`, each one of `known` (else argparse's usage error naming the
+    unknown `what`s)."""
+    given = names.split(",")
+    unknown = set(given) - set(known)
+    if unknown:
+        parser.error(f"unknown {what}(s) {', '.join(sorted(unknown))}; known: {', '.join(known)}")
+    return given

@@ -33,7 +33,7 @@ import torch
 
 SCRIPT_DIR = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(SCRIPT_DIR, "..", "tests", "models"))  # export_models
-from cuda_timing import time_cuda  # noqa: E402
+from cuda_timing import chosen, time_cuda  # noqa: E402
 from kiln_bench import run_kiln_bench  # noqa: E402
 
 TORCH_COLUMNS = ["eager", "compile default", "compile reduce-overhead"]
@@ -196,9 +196,7 @@ def main():
     parser.add_argument("--kiln-profile", type=int, default=0, metavar="N",
                         help="print kiln's N slowest kernel launches per variant")
     args = parser.parse_args()
-    unknown = set(args.models.split(",")) - set(MODELS)
-    if unknown:
-        parser.error(f"unknown model(s) {', '.join(sorted(unknown))}; known: {', '.join(MODELS)}")
+    chosen(parser, args.models, MODELS, "model")
     if not torch.cuda.is_available():
         print("no CUDA device: model benchmarks skipped")
         return 0

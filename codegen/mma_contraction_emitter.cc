@@ -441,6 +441,17 @@ class MmaKernelWriter {
     e_.close_block();
   }
 
+  // Unrolled loops over the warp's fragments (g_i, g_j) and, innermost, `innermost` up to
+  // `count`; the caller closes the three blocks and one it opens inside.
+  void open_result_loops(const char* innermost, int count) {
+    const std::pair<const char*, int> loops[] = {
+        {"g_i", fragments_m()}, {"g_j", fragments_n()}, {innermost, count}};
+    for (const auto& [name, extent] : loops) {
+      code_.line("#pragma unroll");
+      e_.open_block(fmt::format("for (int {0} = 0; {0} < {1}; ++{0})", name, extent));
+    }
+  }
+
   // Accumulator register r of fragment (i, j) is C(g + r / 2 · 8, 2t + r % 2), g = lane / 4,
   // t = lane % 4.
   void results(const std::vector<std::string>& outputs) {
@@ -448,12 +459,7 @@ class MmaKernelWriter {
       paired_results(outputs);
       return;
     }
-    const std::pair<const char*, int> loops[] = {
-        {"g_i", fragments_m()}, {"g_j", fragments_n()}, {"g_r", 4}};
-    for (const auto& [name, count] : loops) {
-      code_.line("#pragma unroll");
-      e_.open_block(fmt::format("for (int {0} = 0; {0} < {1}; ++{0})", name, count));
-    }
+    open_result_loops("g_r", 4);
     code_.line(
         fmt::format("const {} g_m = g_m0 + g_wm + g_i * 16 + g_lane / 4 + g_r / 2 * 8, "
                     "g_n = g_n0 + g_wn + g_j * 8 + g_lane % 4 * 2 + g_r % 2;",
@@ -492,12 +498,7 @@ class MmaKernelWriter {
   }
 
   void paired_results(const std::vector<std::string>& outputs) {
-    const std::pair<const char*, int> loops[] = {
-        {"g_i", fragments_m()}, {"g_j", fragments_n()}, {"g_h", 2}};
-    for (const auto& [name, count] : loops) {
-      code_.line("#pragma unroll");
-      e_.open_block(fmt::format("for (int {0} = 0; {0} < {1}; ++{0})", name, count));
-    }
+    open_result_loops("g_h", 2);
     code_.line(
         fmt::format("const {} g_m = g_m0 + g_wm + g_i * 16 + g_lane / 4 + g_h * 8, "
                     "g_n = g_n0 + g_wn + g_j * 8 + g_lane % 4 * 2;",

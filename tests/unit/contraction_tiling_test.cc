@@ -11,53 +11,40 @@
 namespace kiln::codegen {
 namespace {
 
+// A square block tile of `block` (128: 8 warps, 64: 4), K in `splits` slices.
+void expect_tiling(const MmaTiling& tiling, int block, int splits) {
+  EXPECT_EQ(tiling.block_m, block);
+  EXPECT_EQ(tiling.block_n, block);
+  EXPECT_EQ(tiling.threads(), block == 128 ? 256 : 128);
+  EXPECT_EQ(tiling.splits, splits);
+}
+
 TEST(ContractionTiling, LargeProblemsTakeTheLargestTile) {
   // BERT-base at batch 32, the FFN's first gemm: M = 32·128, N = 3072, K = 768: 768 blocks.
   const MmaTiling tiling = choose_mma_tiling(1, 4096, 3072, 768);
-  EXPECT_EQ(tiling.block_m, 128);
-  EXPECT_EQ(tiling.block_n, 128);
-  EXPECT_EQ(tiling.threads(), 256);
-  EXPECT_EQ(tiling.splits, 1);
+  expect_tiling(tiling, 128, 1);
   EXPECT_EQ(tiling.split_depth, 768);
   // ResNet-50 at batch 32, a 3×3 conv of layer 2: M = 32·28·28, N = 128, K = 1152: 196 blocks of
   // 128×128 (8 warps an SM).
-  const MmaTiling layer2 = choose_mma_tiling(1, 25088, 128, 1152);
-  EXPECT_EQ(layer2.block_m, 128);
-  EXPECT_EQ(layer2.block_n, 128);
-  EXPECT_EQ(layer2.threads(), 256);
-  EXPECT_EQ(layer2.splits, 1);
+  expect_tiling(choose_mma_tiling(1, 25088, 128, 1152), 128, 1);
   // BERT-base at batch 32, the attention output's gemm: M = 4096, N = 768: 192 blocks of 128×128.
-  const MmaTiling output = choose_mma_tiling(1, 4096, 768, 768);
-  EXPECT_EQ(output.block_m, 128);
-  EXPECT_EQ(output.block_n, 128);
+  expect_tiling(choose_mma_tiling(1, 4096, 768, 768), 128, 1);
   // Layer 3's (M = 32·14·14, N = 256): 98 blocks of 128×128, short of one an SM: 392 of 64×64.
-  const MmaTiling layer3 = choose_mma_tiling(1, 6272, 256, 2304);
-  EXPECT_EQ(layer3.block_m, 64);
-  EXPECT_EQ(layer3.block_n, 64);
-  EXPECT_EQ(layer3.threads(), 128);
-  EXPECT_EQ(layer3.splits, 1);
+  expect_tiling(choose_mma_tiling(1, 6272, 256, 2304), 64, 1);
   // Layer 4's (M = 32·7·7, N = 512): 13·4 = 52 blocks of 128×128: 200 of 64×64, enough not to
   // split K.
-  const MmaTiling layer4 = choose_mma_tiling(1, 1568, 512, 4608);
-  EXPECT_EQ(layer4.block_m, 64);
-  EXPECT_EQ(layer4.block_n, 64);
-  EXPECT_EQ(layer4.splits, 1);
+  expect_tiling(choose_mma_tiling(1, 1568, 512, 4608), 64, 1);
 }
 
 TEST(ContractionTiling, MediumProblemsTakeSmallerTiles) {
   // BERT-base at batch 1, the FFN's first gemm: M = 128, N = 3072, K = 768: 128×128 gives 24
   // blocks, 64×64 gives 96, then split in two.
   const MmaTiling tiling = choose_mma_tiling(1, 128, 3072, 768);
-  EXPECT_EQ(tiling.block_m, 64);
-  EXPECT_EQ(tiling.block_n, 64);
-  EXPECT_EQ(tiling.splits, 2);
+  expect_tiling(tiling, 64, 2);
   EXPECT_EQ(tiling.split_depth, 384);
   // ResNet-50 at batch 1, layer 1's 1×1 conv to 256 channels: M = 3136, N = 256: 128×128 gives
   // 50 blocks, 64×64 gives 196.
-  const MmaTiling layer1 = choose_mma_tiling(1, 3136, 256, 64);
-  EXPECT_EQ(layer1.block_m, 64);
-  EXPECT_EQ(layer1.block_n, 64);
-  EXPECT_EQ(layer1.splits, 1);
+  expect_tiling(choose_mma_tiling(1, 3136, 256, 64), 64, 1);
 }
 
 TEST(ContractionTiling, SmallGridsSplitK) {
