@@ -147,6 +147,7 @@ class TiledAttentionWriter {
     online_ = path != ProbabilityPath::kExact;
     nan_guard_ = path == ProbabilityPath::kNanGuard;
     minus_inf_ = cuda_literal(-std::numeric_limits<double>::infinity(), DType::kF32);
+    plus_inf_ = cuda_literal(std::numeric_limits<double>::infinity(), DType::kF32);
   }
 
   void write() {
@@ -456,8 +457,8 @@ class TiledAttentionWriter {
   }
 
   // The NaN guard, online. A row's softmax is NaN everywhere or nowhere: everywhere when a score
-  // is NaN (its sum is) or every score is −inf (0 / 0). The guard makes such a row's P zero, so
-  // its O is Σ 0·V'. Once a NaN score shows (g_nan, agreed by the row's four lanes), the
+  // is NaN or +inf (its sum is NaN) or every score is −inf (0 / 0). The guard makes such a row's P
+  // zero, so its O is Σ 0·V'. Once such a score shows (g_nan, agreed by the row's four lanes), the
   // accumulator is scaled by 0 and later probabilities are 0; a row of −inf scores gets p = 0
   // throughout and a zero sum. The epilogue then writes O undivided for both.
   void nan_flags(ElementEmitter& e) {
@@ -465,7 +466,9 @@ class TiledAttentionWriter {
     code.line("int g_tile_nan = 0;");
     code.line("#pragma unroll");
     e.open_block(fmt::format("for (int g_n = 0; g_n < {}; ++g_n)", split_keys_ / 8));
-    code.line("g_tile_nan |= isnan(g_s[g_n][2 * g_r]) | isnan(g_s[g_n][2 * g_r + 1]);");
+    // NaN or +inf (whose exp(s − max) is NaN), not −inf: !(s < +inf).
+    code.line(fmt::format(
+        "g_tile_nan |= !(g_s[g_n][2 * g_r] < {0}) | !(g_s[g_n][2 * g_r + 1] < {0});", plus_inf_));
     e.close_block();
     code.line("g_tile_nan |= __shfl_xor_sync(0xffffffffu, g_tile_nan, 1);");
     code.line("g_tile_nan |= __shfl_xor_sync(0xffffffffu, g_tile_nan, 2);");
@@ -677,7 +680,7 @@ class TiledAttentionWriter {
   DType qk_type_ = DType::kF16, pv_type_ = DType::kF16;
   bool online_ = true;
   bool nan_guard_ = false;  // online, P' = where(is_nan(P), 0, P) (see statistics())
-  std::string minus_inf_;
+  std::string minus_inf_, plus_inf_;
 };
 
 }  // namespace
