@@ -14,6 +14,9 @@ KernelBody kernel_body_of(const Node& node) {
     body.kind = std::string(fusion_kind_name(*kind));
     const Graph& graph = *node.body();
     body.inputs.assign(graph.inputs().begin(), graph.inputs().end());
+    for (size_t k = 0; k < body.inputs.size(); ++k) {
+      if (node.operand(k)->is_constant()) body.weight_inputs.insert(body.inputs[k]);
+    }
     body.outputs.assign(graph.outputs().begin(), graph.outputs().end());
     for (const Node* member : graph.nodes()) body.nodes.push_back(member);
     return body;
@@ -30,7 +33,12 @@ KernelBody kernel_body_of(const Node& node) {
 }
 
 KernelBody copy_kernel_body(const Value* value) {
-  return {.kind = "copy", .inputs = {value}, .outputs = {value}, .nodes = {}, .provenance = {}};
+  return {.kind = "copy",
+          .inputs = {value},
+          .weight_inputs = {},
+          .outputs = {value},
+          .nodes = {},
+          .provenance = {}};
 }
 
 std::vector<std::string> distinct_ops(const KernelBody& body) {

@@ -2,6 +2,7 @@
 // reads from its input parameters, the values it writes, and the ops in between.
 #pragma once
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -10,8 +11,11 @@
 namespace kiln::codegen {
 
 struct KernelBody {
-  std::string kind;                     // "loop", "multi", "reduction", or a single node's op
-  std::vector<const Value*> inputs;     // read from input parameters, in parameter order
+  std::string kind;                  // "loop", "multi", "reduction", or a single node's op
+  std::vector<const Value*> inputs;  // read from input parameters, in parameter order
+  // The inputs that a fusion node's constant operands feed: their parameters point into the
+  // weights (aligned to kWeightAlignment), never at a graph input.
+  std::set<const Value*> weight_inputs;
   std::vector<const Value*> outputs;    // written to output parameters, in parameter order
   std::vector<const Node*> nodes;       // the ops, in topological order
   std::vector<std::string> provenance;  // the ONNX nodes it covers

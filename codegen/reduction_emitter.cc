@@ -21,8 +21,11 @@ constexpr int64_t kMaxCachedPerThread = 32;
 constexpr int64_t kTargetPerThread = 32;
 constexpr int64_t kSerialBlock = 256;
 constexpr int64_t kWarpRowsPerBlock = 4;
-// A vector of a per-column operand (scale, bias) may span two 16-byte accesses, not more.
-constexpr size_t kMaxColumnVectorBytes = 2 * kVectorBytes;
+// A vector of a per-column operand (scale, bias) that is a constant may span two 16-byte
+// accesses, not more: constants lie in the weights, aligned to 256 bytes. Any other buffer may be
+// a graph input, whose device pointer run_device requires only 16-byte aligned
+// (kDevicePointerAlignment), so its vectors stay within 16 bytes.
+constexpr size_t kMaxConstantColumnVectorBytes = 2 * kVectorBytes;
 
 // X as rows × columns: adjacent axes that are both kept (or both reduced) merge into one group;
 // axes of one element are left out. Each group has its size and its stride in X.
@@ -164,7 +167,9 @@ RowVectors plan_row_vectors(const KernelBody& body, const RowGeometry& g, const 
     return {};
   }
   std::erase_if(plan.per_column, [&](const Value* buffer) {
-    return dtype_size(buffer->type().dtype) * plan.width > kMaxColumnVectorBytes;
+    const bool weight = buffer->is_constant() || body.weight_inputs.count(buffer);
+    const size_t most = weight ? kMaxConstantColumnVectorBytes : kVectorBytes;
+    return dtype_size(buffer->type().dtype) * plan.width > most;
   });
   return plan;
 }

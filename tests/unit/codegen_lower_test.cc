@@ -195,5 +195,34 @@ graph @g(%x: f32[2,2,2], %i: i64[2,1]) -> (f32[2,2]) {
   EXPECT_NE(source.find("t0 * 4 + t3 * 2 + t1"), std::string::npos) << source;
 }
 
+// A fused layer norm over f16 rows of 256 reads them 8 elements (16 bytes) at a time; its f32
+// scale, one per column, is read 8 at a time too (32 bytes) when a constant feeds it (the
+// weights are 256-byte aligned), but element by element when it is a graph input, whose device
+// pointer run_device requires only 16-byte aligned.
+std::string layer_norm_graph(bool constant_scale) {
+  std::string ones;
+  for (int i = 0; i < 256; ++i) ones += std::string(i ? ", " : "") + "1.0";
+  return "graph @g(%x: f16[64,256]" + std::string(constant_scale ? "" : ", %g: f32[256]") +
+         ") -> (f16[64,256]) {\n" +
+         (constant_scale ? "  %g = const f32[256] [" + ones + "]\n" : std::string()) +
+         "  %0 = fusion.reduction(%x, %g) {\n"
+         "    ^(%a: f16[64,256], %b: f32[256]):\n"
+         "    %xf = cast(%a) {to=f32} : f32[64,256]\n"
+         "    %n = layer_normalization(%xf, %b) {axis=-1, epsilon=1e-05} : f32[64,256]\n"
+         "    %y = cast(%n) {to=f16} : f16[64,256]\n"
+         "    yield %y\n"
+         "  } : f16[64,256] loc(\"/LN\")\n"
+         "  return %0\n}\n";
+}
+
+TEST(CodegenLower, PerColumnVectorsOfGraphInputsStayWithin16Bytes) {
+  const std::string with_constant = lower_text(layer_norm_graph(true)).kernels[0].source;
+  EXPECT_NE(with_constant.find("struct __align__(32) vec_f32x8"), std::string::npos)
+      << with_constant;
+  const std::string with_input = lower_text(layer_norm_graph(false)).kernels[0].source;
+  EXPECT_NE(with_input.find("struct __align__(16) vec_f16x8"), std::string::npos) << with_input;
+  EXPECT_EQ(with_input.find("vec_f32x8"), std::string::npos) << with_input;
+}
+
 }  // namespace
 }  // namespace kiln::codegen
