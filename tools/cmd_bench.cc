@@ -7,7 +7,8 @@
 //
 // --profile N times each kernel launch as well (Session::profile_steps: events between the steps
 // of a captured graph) and prints each variant's N slowest launches with their share of the sum,
-// launch geometry and the ONNX nodes they cover; the JSON gets every launch, slowest first.
+// launch geometry and the ONNX nodes of their kernel (of every launch of that kernel: steps that
+// compute the same code share one kernel); the JSON gets every launch, slowest first.
 //
 // A variant that fails (an op the GPU backend does not generate, a kernel NVRTC rejects, a CUDA
 // error) is reported in its table row and as {"error": ...} in the JSON, the other variants still
@@ -191,7 +192,8 @@ void print_profile(const std::string& variant, const nlohmann::json& launches, i
   std::cout << fmt::format("\n{}: the {} slowest of {} launches (sum of launches {:.4f} ms)\n",
                            variant, shown, launches.size(), total);
   std::cout << fmt::format("{:>5} {:>9} {:>6}  {:<34} {:>12} {:>9} {:>6}  {}\n", "step", "ms",
-                           "share", "kernel", "grid", "block", "smem", "nodes");
+                           "share", "kernel", "grid", "block", "smem",
+                           "ONNX nodes of the kernel (all its launches)");
   for (size_t i = 0; i < shown; ++i) {
     const nlohmann::json& launch = launches[i];
     const auto nodes = launch["nodes"].get<std::vector<std::string>>();
