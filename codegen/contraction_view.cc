@@ -208,10 +208,7 @@ std::string matmul_operand_index(ElementEmitter& e, const Value* value, const Sh
 }
 
 const Node* contraction_anchor(const KernelBody& body) {
-  for (const Node* node : body.nodes) {
-    if (node->op() == "gemm" || node->op() == "matmul" || node->op() == "conv") return node;
-  }
-  return nullptr;
+  return first_node_of(body, {"gemm", "matmul", "conv"});
 }
 
 std::unique_ptr<ContractionView> contraction_view_of(const Node& anchor) {

@@ -11,12 +11,7 @@
 namespace kiln::codegen {
 namespace {
 
-const Node* cum_sum_node(const KernelBody& body) {
-  for (const Node* node : body.nodes) {
-    if (node->op() == "cum_sum") return node;
-  }
-  return nullptr;
-}
+const Node* cum_sum_node(const KernelBody& body) { return first_node_of(body, {"cum_sum"}); }
 
 }  // namespace
 

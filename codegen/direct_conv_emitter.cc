@@ -19,10 +19,7 @@ constexpr int64_t kMaxDirectOutChannels = 15;
 constexpr int64_t kMaxUnrolledTaps = 32;
 
 const Node* conv_anchor(const KernelBody& body) {
-  for (const Node* node : body.nodes) {
-    if (node->op() == "conv" || node->op() == "conv_transpose") return node;
-  }
-  return nullptr;
+  return first_node_of(body, {"conv", "conv_transpose"});
 }
 
 bool is_direct(const Node& conv) {

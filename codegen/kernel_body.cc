@@ -41,6 +41,13 @@ KernelBody copy_kernel_body(const Value* value) {
           .provenance = {}};
 }
 
+const Node* first_node_of(const KernelBody& body, std::initializer_list<std::string_view> ops) {
+  for (const Node* node : body.nodes) {
+    if (std::find(ops.begin(), ops.end(), node->op()) != ops.end()) return node;
+  }
+  return nullptr;
+}
+
 std::vector<std::string> distinct_ops(const KernelBody& body) {
   std::vector<std::string> ops;
   for (const Node* node : body.nodes) {

@@ -2,8 +2,10 @@
 // reads from its input parameters, the values it writes, and the ops in between.
 #pragma once
 
+#include <initializer_list>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ir/graph.h"
@@ -28,6 +30,9 @@ KernelBody kernel_body_of(const Node& node);
 // A kernel copying `value` (one input) to one output: for a graph output that needs a buffer
 // of its own (runtime/program.h).
 KernelBody copy_kernel_body(const Value* value);
+
+// The body's first node whose op is one of `ops` (an emitter's anchor), or nullptr.
+const Node* first_node_of(const KernelBody& body, std::initializer_list<std::string_view> ops);
 
 // The body's ops, by name, each once, in order (for kernel names).
 std::vector<std::string> distinct_ops(const KernelBody& body);

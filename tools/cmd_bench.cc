@@ -90,10 +90,7 @@ std::vector<Tensor> round_float_inputs(std::vector<Tensor> inputs,
 std::vector<Tensor> in_program_dtypes(const Program& program, const std::vector<Tensor>& inputs) {
   std::vector<Tensor> converted;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    const DType wanted = program.buffers[program.inputs[i]].type.dtype;
-    const bool convert =
-        inputs[i].dtype() != wanted && is_float(inputs[i].dtype()) && is_float(wanted);
-    converted.push_back(convert ? inputs[i].converted(wanted) : inputs[i]);
+    converted.push_back(as_float_dtype(inputs[i], program.buffers[program.inputs[i]].type.dtype));
   }
   return converted;
 }

@@ -44,6 +44,7 @@
 #include "tools/commands.h"
 #include "tools/compare.h"
 #include "tools/gpu_runner.h"
+#include "tools/model_inputs.h"
 #include "tools/pass_options.h"
 
 namespace kiln::tools {
@@ -194,14 +195,6 @@ std::unique_ptr<Graph> import_for_data_set(const fs::path& model_path,
   }
 }
 
-// `tensor` in `dtype` when both are float dtypes, else as it is. With --io-precision the graph
-// takes and gives float values in the 16-bit dtype: the data set's f32 inputs are rounded to it,
-// and the outputs are widened back (exactly) to be judged.
-Tensor as_float_dtype(const Tensor& tensor, DType dtype) {
-  const bool convert = tensor.dtype() != dtype && is_float(tensor.dtype()) && is_float(dtype);
-  return convert ? tensor.converted(dtype) : tensor;
-}
-
 // "" when `got` passes against `want`, else why not; adds its errors to `errors`.
 std::string judge_output(const Tensor& got, const Tensor& want, const Judge& judge,
                          CaseErrors& errors) {
@@ -266,6 +259,8 @@ std::string run_case(const fs::path& case_dir, const ModelFacts& facts,
     }
     const bool retyped_io = precision.io_precision != "declared";
     std::vector<Tensor> graph_inputs;
+    // With --io-precision the graph takes and gives float values in the 16-bit dtype: the data
+    // set's f32 inputs are rounded to it, and the outputs are widened back (exactly) to be judged.
     for (const Value* input : graph->inputs()) {
       const Tensor& given = inputs.at(input->name());
       graph_inputs.push_back(retyped_io ? as_float_dtype(given, input->type().dtype) : given);

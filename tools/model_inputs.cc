@@ -53,6 +53,11 @@ Tensor input_tensor(const InputSignature& input, const Tensor& given) {
 
 }  // namespace
 
+Tensor as_float_dtype(const Tensor& tensor, DType dtype) {
+  const bool convert = tensor.dtype() != dtype && is_float(tensor.dtype()) && is_float(dtype);
+  return convert ? tensor.converted(dtype) : tensor;
+}
+
 // The input tensors in signature order; every input needs one and every one must be used.
 std::vector<Tensor> order_inputs(const std::vector<InputSignature>& signature,
                                  std::map<std::string, Tensor> given) {

@@ -1,5 +1,6 @@
 // A model's or program's inputs from --input NAME=FILE options: reading the files, matching
-// them to the signature by name, and checking their dtypes (with a hint on how to fix them).
+// them to the signature by name, and checking their dtypes (with a hint on how to fix them);
+// converting float tensors between dtypes (--io-precision).
 #pragma once
 
 #include <map>
@@ -10,6 +11,9 @@
 #include "runtime/program.h"
 
 namespace kiln::tools {
+
+// `tensor` in `dtype` when both are float dtypes, else as it is.
+Tensor as_float_dtype(const Tensor& tensor, DType dtype);
 
 // Reads the --input NAME=FILE options, by input name.
 std::map<std::string, Tensor> read_input_files(const std::vector<std::string>& specs);
