@@ -96,6 +96,8 @@ struct Session::State {
   void* buffer_pointer(int index, const Bindings& bindings) const;
   void launch_steps(const Bindings& bindings, bool check_each_step,
                     const std::function<void(size_t)>& after_step = {});
+  CudaGraph capture_steps(const Bindings& bindings,
+                          const std::function<void(size_t)>& at_boundary = {});
   void capture_graph(const Bindings& bindings);
   void execute(const Bindings& bindings);
   void synchronize(const std::string& what);
@@ -257,27 +259,39 @@ void Session::State::launch_steps(const Bindings& bindings, bool check_each_step
   }
 }
 
-void Session::State::capture_graph(const Bindings& bindings) {
+// The steps launched on the stream under capture, as a graph. `at_boundary`, when given, is
+// called under capture with 0 before the first step and with i + 1 after step i.
+CudaGraph Session::State::capture_steps(const Bindings& bindings,
+                                        const std::function<void(size_t)>& at_boundary) {
   cuda_check(cudaStreamBeginCapture(stream.get(), cudaStreamCaptureModeThreadLocal),
              "cudaStreamBeginCapture");
   cudaGraph_t captured = nullptr;
   try {
-    launch_steps(bindings, /*check_each_step=*/false);
+    if (at_boundary) {
+      at_boundary(0);
+      launch_steps(bindings, /*check_each_step=*/false, [&](size_t i) { at_boundary(i + 1); });
+    } else {
+      launch_steps(bindings, /*check_each_step=*/false);
+    }
   } catch (...) {
     cudaStreamEndCapture(stream.get(), &captured);
     CudaGraph discarded(captured);
     throw;
   }
   cuda_check(cudaStreamEndCapture(stream.get(), &captured), "cudaStreamEndCapture");
-  const CudaGraph owner(captured);
+  return CudaGraph(captured);
+}
+
+void Session::State::capture_graph(const Bindings& bindings) {
+  const CudaGraph captured = capture_steps(bindings);
   cudaGraphExecUpdateResultInfo update_info;
-  if (graph && cudaGraphExecUpdate(graph.get(), captured, &update_info) == cudaSuccess) {
+  if (graph && cudaGraphExecUpdate(graph.get(), captured.get(), &update_info) == cudaSuccess) {
     graph_bindings = bindings;
     return;
   }
   cudaGetLastError();  // a refused update only means instantiating anew
   cudaGraphExec_t instantiated = nullptr;
-  cuda_check(cudaGraphInstantiate(&instantiated, captured, 0), "cudaGraphInstantiate");
+  cuda_check(cudaGraphInstantiate(&instantiated, captured.get(), 0), "cudaGraphInstantiate");
   graph.reset(instantiated);
   graph_bindings = bindings;
 }
@@ -434,25 +448,12 @@ std::vector<float> Session::profile_steps(int iterations, int warmup) {
   std::vector<CudaEvent> events;
   for (size_t i = 0; i <= steps; ++i) events.push_back(create_event());
   cudaStream_t stream = state.stream.get();
-  cuda_check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal),
-             "cudaStreamBeginCapture");
-  cudaGraph_t captured = nullptr;
-  try {
-    cuda_check(cudaEventRecordWithFlags(events[0].get(), stream, cudaEventRecordExternal),
+  const CudaGraph captured = state.capture_steps(bindings, [&](size_t boundary) {
+    cuda_check(cudaEventRecordWithFlags(events[boundary].get(), stream, cudaEventRecordExternal),
                "cudaEventRecordWithFlags");
-    state.launch_steps(bindings, /*check_each_step=*/false, [&](size_t i) {
-      cuda_check(cudaEventRecordWithFlags(events[i + 1].get(), stream, cudaEventRecordExternal),
-                 "cudaEventRecordWithFlags");
-    });
-  } catch (...) {
-    cudaStreamEndCapture(stream, &captured);
-    CudaGraph discarded(captured);
-    throw;
-  }
-  cuda_check(cudaStreamEndCapture(stream, &captured), "cudaStreamEndCapture");
-  const CudaGraph owner(captured);
+  });
   cudaGraphExec_t instantiated = nullptr;
-  cuda_check(cudaGraphInstantiate(&instantiated, captured, 0), "cudaGraphInstantiate");
+  cuda_check(cudaGraphInstantiate(&instantiated, captured.get(), 0), "cudaGraphInstantiate");
   const CudaGraphExec profiled(instantiated);
   std::vector<std::vector<float>> per_step(steps, std::vector<float>(iterations));
   for (int replay = -warmup; replay < iterations; ++replay) {
