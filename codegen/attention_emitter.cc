@@ -8,8 +8,8 @@
 
 #include "codegen/attention_body.h"
 #include "codegen/attention_tiled_emitter.h"
+#include "codegen/cuda_expr.h"
 #include "codegen/element_emitter.h"
-#include "ir/cuda_expr.h"
 #include "ir/error.h"
 #include "ir/fusion.h"
 

@@ -7,7 +7,7 @@
 #include <functional>
 #include <limits>
 
-#include "ir/cuda_expr.h"
+#include "codegen/cuda_expr.h"
 #include "ir/error.h"
 
 namespace kiln::codegen {

@@ -3,7 +3,7 @@
 
 #include <fmt/format.h>
 
-#include "ir/cuda_expr.h"
+#include "codegen/cuda_expr.h"
 #include "ir/error.h"
 
 namespace kiln::codegen {

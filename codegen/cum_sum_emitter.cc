@@ -3,8 +3,8 @@
 
 #include <fmt/format.h>
 
+#include "codegen/cuda_expr.h"
 #include "codegen/grid_stride.h"
-#include "ir/cuda_expr.h"
 #include "ir/error.h"
 #include "ir/ops/op_helpers.h"
 

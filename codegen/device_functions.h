@@ -1,5 +1,5 @@
 // The device functions kernels may call (all named kiln_*): 16-bit float conversions, the math
-// the op table's CUDA expressions use (ir/cuda_expr.h), and warp/block reductions. A kernel's
+// the ops' CUDA expressions use (op_expressions.cc), and warp/block reductions. A kernel's
 // source starts with exactly the ones it uses, so it needs no header and compiles on its own.
 #pragma once
 

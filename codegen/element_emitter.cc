@@ -3,8 +3,9 @@
 
 #include <cctype>
 
+#include "codegen/cuda_expr.h"
 #include "codegen/index_maps.h"
-#include "ir/cuda_expr.h"
+#include "codegen/op_expressions.h"
 #include "ir/error.h"
 #include "ir/op_registry.h"
 
@@ -116,9 +117,10 @@ std::string ElementEmitter::load(const Value* value, const std::string& index) {
 }
 
 std::string ElementEmitter::op_element(const Node& node, const std::string& index) {
-  if (!node.info().cuda_expr) {
+  const CudaExprFn expression = find_op_expression(node.op());
+  if (!expression) {
     throw UnsupportedError(node.describe() + ": " + node.op() +
-                           " has no CUDA expression in the op table");
+                           " has no CUDA expression (codegen/op_expressions.cc)");
   }
   const Shape& shape = node.result(0)->type().shape;
   // batch_normalization's scale, bias, mean and variance follow the channel axis (1).
@@ -131,7 +133,7 @@ std::string ElementEmitter::op_element(const Node& node, const std::string& inde
                                           : broadcast_index(index, shape, operand->type().shape);
     args.operands.push_back(element(operand, operand_index));
   }
-  return temp(cuda_compute_type(node.result(0)->type().dtype), node.info().cuda_expr(args));
+  return temp(cuda_compute_type(node.result(0)->type().dtype), expression(args));
 }
 
 std::string ElementEmitter::temp(std::string_view type, const std::string& expression) {

@@ -2,11 +2,11 @@
 // (row-major) index, written as CUDA statements.
 //
 // element(value, index) returns the name of a variable (or a literal) holding that element in
-// the value's compute type (ir/cuda_expr.h), emitting the statements that compute it:
+// the value's compute type (codegen/cuda_expr.h), emitting the statements that compute it:
 //   - a kernel input or a constant of several elements: a load from its parameter, widened
 //     from f16/bf16 to float;
 //   - a constant of one element: a literal;
-//   - an elementwise or broadcast op: the op table's CUDA expression of its operands' elements,
+//   - an elementwise or broadcast op: its CUDA expression (op_expressions.h) of its operands' elements,
 //     each at the operand's index (numpy broadcasting: constant strides from the static shapes);
 //   - an injective op: its operand's element at the index the op's index map gives
 //     (codegen/index_maps.h).

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <map>
 
-#include "ir/cuda_expr.h"
+#include "codegen/cuda_expr.h"
 #include "ir/error.h"
 #include "ir/op_registry.h"
 #include "ir/ops/op_helpers.h"

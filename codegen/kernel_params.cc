@@ -1,7 +1,7 @@
 // KernelParams: the buffers a kernel takes.
 #include "codegen/kernel_params.h"
 
-#include "ir/cuda_expr.h"
+#include "codegen/cuda_expr.h"
 #include "ir/error.h"
 
 namespace kiln::codegen {

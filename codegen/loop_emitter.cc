@@ -6,10 +6,11 @@
 #include <algorithm>
 #include <set>
 
+#include "codegen/cuda_expr.h"
 #include "codegen/element_emitter.h"
 #include "codegen/grid_stride.h"
+#include "codegen/op_expressions.h"
 #include "codegen/vector_access.h"
-#include "ir/cuda_expr.h"
 #include "ir/error.h"
 #include "ir/op_registry.h"
 
@@ -41,7 +42,7 @@ Vectorization plan_vectorization(const KernelBody& body, int64_t count) {
     const OpCategory category = node->info().category;
     const bool elementwise =
         (category == OpCategory::kElementwise || category == OpCategory::kBroadcast) &&
-        node->info().cuda_expr;
+        find_op_expression(node->op());
     if (!elementwise && node->op() != "reshape") return {};
     for (const Value* operand : node->operands()) {
       const int64_t elements = operand->type().num_elements();

@@ -3,9 +3,9 @@
 
 #include <fmt/format.h>
 
+#include "codegen/cuda_expr.h"
 #include "codegen/element_emitter.h"
 #include "codegen/grid_stride.h"
-#include "ir/cuda_expr.h"
 #include "ir/error.h"
 #include "ir/ops/nn_kernel_util.h"
 

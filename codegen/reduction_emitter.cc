@@ -5,11 +5,11 @@
 
 #include <set>
 
+#include "codegen/cuda_expr.h"
 #include "codegen/element_emitter.h"
 #include "codegen/lrn_emitter.h"
 #include "codegen/reduction_ops.h"
 #include "codegen/vector_access.h"
-#include "ir/cuda_expr.h"
 #include "ir/error.h"
 #include "ir/op_registry.h"
 

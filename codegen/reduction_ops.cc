@@ -9,7 +9,7 @@
 #include <limits>
 #include <set>
 
-#include "ir/cuda_expr.h"
+#include "codegen/cuda_expr.h"
 #include "ir/error.h"
 #include "ir/op_registry.h"
 #include "ir/ops/op_helpers.h"

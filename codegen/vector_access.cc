@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "ir/cuda_expr.h"
+#include "codegen/cuda_expr.h"
 
 namespace kiln::codegen {
 

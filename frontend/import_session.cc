@@ -2,7 +2,7 @@
 #include "frontend/import_session.h"
 
 #include "onnx/onnx.pb.h"
-#include "passes/fold_constants.h"
+#include "reference/constant_folding.h"
 
 namespace kiln::onnx_import {
 
@@ -16,8 +16,8 @@ bool is_default_domain(const std::string& domain) { return domain.empty() || dom
 std::vector<Value*> ImportSession::emit(const std::string& op, std::vector<Value*> operands,
                                         AttributeMap attrs, const std::string& onnx_node) {
   Node* node = graph_.add_node(op, std::move(operands), std::move(attrs), {onnx_node});
-  if (!fold_constants_ || !passes::can_fold(*node)) return node->results();
-  std::vector<Tensor> folded = passes::fold_node(*node);
+  if (!fold_constants_ || !can_fold(*node)) return node->results();
+  std::vector<Tensor> folded = fold_node(*node);
   // The node was just added, so nothing uses its results yet.
   graph_.erase_node(node);
   std::vector<Value*> constants;

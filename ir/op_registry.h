@@ -1,7 +1,8 @@
 // The one op table. Each kiln op is described once: its name, fusion category, attribute
-// schema, operand count, shape function, CPU reference kernel and, for elementwise and broadcast
-// ops, the CUDA expression of one element. Shape inference, the verifier, the printer and
-// parser, the reference interpreter and codegen all read this table.
+// schema, operand count, shape function, CPU reference kernel, and backend-free policy facts.
+// Shape inference, the verifier, the printer and parser, the reference interpreter, the passes
+// and codegen all read this table. No backend's code lives here: each backend keeps its own
+// table keyed by op name (codegen/op_expressions.h: the CUDA expression of elementwise ops).
 //
 // Op families register themselves from ir/ops/*.cc through explicit functions listed in
 // ir/ops/all_ops.cc (no static initializers, so nothing is lost when linking static libraries).
@@ -15,7 +16,6 @@
 #include <vector>
 
 #include "ir/attribute.h"
-#include "ir/cuda_expr.h"
 #include "ir/graph.h"
 
 namespace kiln {
@@ -60,9 +60,6 @@ struct OpInfo {
   // Fusion ops: the node owns a body graph (Node::body()) that defines its results; the
   // reference interpreter runs the body, so `reference` is null.
   bool has_body = false;
-  // Elementwise and broadcast ops: one result element as a CUDA C++ expression of the operands'
-  // elements (ir/cuda_expr.h); null when codegen cannot compute the op elementwise.
-  CudaExprFn cuda_expr = nullptr;
 
   static constexpr int kVariadic = std::numeric_limits<int>::max();
   const AttrSpec* find_attr(const std::string& attr_name) const;

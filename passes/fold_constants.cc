@@ -5,24 +5,9 @@
 
 #include <algorithm>
 
-#include "runtime/reference_interpreter.h"
+#include "reference/constant_folding.h"
 
 namespace kiln::passes {
-
-bool can_fold(const Node& node) {
-  for (const Value* operand : node.operands()) {
-    if (!operand->is_constant() || !operand->has_data()) return false;
-  }
-  return std::all_of(node.results().begin(), node.results().end(), [](const Value* result) {
-    return result->type().num_elements() <= kMaxFoldedElements;
-  });
-}
-
-std::vector<Tensor> fold_node(const Node& node) {
-  std::vector<const Tensor*> operands;
-  for (const Value* operand : node.operands()) operands.push_back(&operand->data());
-  return run_node(node, operands);
-}
 
 bool FoldConstants::run(Graph& graph, PassContext& context) {
   bool changed = false;

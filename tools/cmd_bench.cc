@@ -29,7 +29,7 @@
 #include "codegen/native_arch.h"
 #include "ir/error.h"
 #include "passes/precision_policy.h"
-#include "runtime/reference_interpreter.h"
+#include "reference/reference_interpreter.h"
 #include "runtime/session.h"
 #include "tools/commands.h"
 #include "tools/compare.h"

@@ -10,7 +10,7 @@
 #include <memory>
 
 #include "ir/error.h"
-#include "runtime/reference_interpreter.h"
+#include "reference/reference_interpreter.h"
 #include "runtime/session.h"
 #include "tools/commands.h"
 #include "tools/compare.h"

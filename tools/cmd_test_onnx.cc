@@ -39,7 +39,7 @@
 #include "ir/error.h"
 #include "onnx/onnx.pb.h"
 #include "passes/pipeline.h"
-#include "runtime/reference_interpreter.h"
+#include "reference/reference_interpreter.h"
 #include "runtime/session.h"
 #include "tools/commands.h"
 #include "tools/compare.h"

@@ -1,7 +1,7 @@
 // Broadcasting elementwise ops: arithmetic (add, sub, mul, div, mod, pow, prelu), the variadic
 // max/min/sum/mean, comparisons, boolean logic, bitwise logic and shifts, and where. Operands
 // broadcast numpy-style; integer arithmetic wraps like two's complement, and integer division by
-// zero gives 0. Each op also has its CUDA expression (ir/cuda_expr.h).
+// zero gives 0.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -91,28 +91,26 @@ void binary_kernel(const Node& node, std::span<const Tensor* const> inputs,
 
 // Two operands of one dtype; the result has that dtype.
 template <DTypeMask kTypes, class Fn>
-OpInfo binary_op(std::string name, Fn, CudaExprFn cuda) {
+OpInfo binary_op(std::string name, Fn) {
   return {.name = std::move(name),
           .category = OpCategory::kBroadcast,
           .attrs = {},
           .min_operands = 2,
           .max_operands = 2,
           .infer = &infer_broadcast<kTypes>,
-          .reference = &binary_kernel<kTypes, Fn>,
-          .cuda_expr = cuda};
+          .reference = &binary_kernel<kTypes, Fn>};
 }
 
 // Two operands of one dtype; the result is bool.
 template <DTypeMask kTypes, class Fn>
-OpInfo binary_predicate(std::string name, Fn, CudaExprFn cuda) {
+OpInfo binary_predicate(std::string name, Fn) {
   return {.name = std::move(name),
           .category = OpCategory::kBroadcast,
           .attrs = {},
           .min_operands = 2,
           .max_operands = 2,
           .infer = &infer_broadcast_predicate<kTypes>,
-          .reference = &binary_kernel<kTypes, Fn>,
-          .cuda_expr = cuda};
+          .reference = &binary_kernel<kTypes, Fn>};
 }
 
 template <DTypeMask kTypes, class Fn, bool kMean>
@@ -131,31 +129,16 @@ void fold_kernel(const Node& node, std::span<const Tensor* const> inputs,
   });
 }
 
-// The CUDA expression of a variadic op: the operands folded left to right as `combine` (a
-// pattern of {0} and {1}) does; with kMean the sum is divided by the operand count.
-template <CudaPattern kCombine, bool kMean>
-std::string fold_cuda(const CudaExprArgs& args) {
-  std::string folded = args.operands[0];
-  for (size_t i = 1; i < args.operands.size(); ++i) {
-    folded = format_cuda_pattern(kCombine.chars, {args.node, {folded, args.operands[i]}});
-  }
-  if (!kMean) return folded;
-  const DType dtype = args.node.result(0)->type().dtype;
-  return "(" + folded + ") / " + cuda_literal(static_cast<double>(args.operands.size()), dtype);
-}
-
 // One or more operands of one dtype, folded left to right over their broadcast shape; with
-// kMean the folded sum is divided by the operand count. `kCombine` is the CUDA pattern of one
-// fold step.
-template <DTypeMask kTypes, CudaPattern kCombine, bool kMean = false, class Fn>
+// kMean the folded sum is divided by the operand count.
+template <DTypeMask kTypes, bool kMean = false, class Fn>
 OpInfo variadic_op(std::string name, Fn) {
   return {.name = std::move(name),
           .category = OpCategory::kBroadcast,
           .attrs = {},
           .max_operands = OpInfo::kVariadic,
           .infer = &infer_broadcast<kTypes>,
-          .reference = &fold_kernel<kTypes, Fn, kMean>,
-          .cuda_expr = &fold_cuda<kCombine, kMean>};
+          .reference = &fold_kernel<kTypes, Fn, kMean>};
 }
 
 // ---- mod: fmod=0 takes the divisor's sign (Python %), fmod=1 the dividend's (C fmod) ---------
@@ -184,19 +167,6 @@ std::vector<TensorType> infer_pow(const Node& node) {
   require_dtype_in(node, 1, kNumericTypes);
   return {{operand_type(node, 0).dtype,
            broadcast_shapes(operand_type(node, 0).shape, operand_type(node, 1).shape)}};
-}
-
-// A float base takes the exponent in its own type; an integer base is raised exactly by an
-// integer exponent, and through double (saturating back) by a float one.
-std::string pow_cuda(const CudaExprArgs& args) {
-  const DType base = operand_type(args.node, 0).dtype;
-  const DType exponent = operand_type(args.node, 1).dtype;
-  const std::string& b = args.operands[0];
-  const std::string& e = args.operands[1];
-  if (is_float(base))
-    return "pow(" + b + ", (" + std::string(cuda_compute_type(base)) + ")" + e + ")";
-  if (is_float(exponent)) return "kiln_pow_integer_base((double)" + b + ", (double)" + e + ")";
-  return "kiln_integer_power((long long)" + b + ", (long long)" + e + ")";
 }
 
 void pow_kernel(const Node& node, std::span<const Tensor* const> inputs,
@@ -253,12 +223,6 @@ int64_t shift_bits(int64_t x, int64_t amount, bool left) {
   return x >> amount;  // arithmetic for negative x (C++20)
 }
 
-std::string bit_shift_cuda(const CudaExprArgs& args) {
-  const bool left = args.node.string_attr("direction") == "LEFT";
-  return std::string(left ? "kiln_shift_left" : "kiln_shift_right") + "((long long)" +
-         args.operands[0] + ", (long long)" + args.operands[1] + ")";
-}
-
 void bit_shift_kernel(const Node& node, std::span<const Tensor* const> inputs,
                       std::span<Tensor> outputs) {
   const bool left = node.string_attr("direction") == "LEFT";
@@ -297,82 +261,78 @@ void register_elementwise_binary_ops(OpRegistry& registry) {
 
   // Arithmetic.
   add(binary_op<kNumericTypes>(
-      "add", [](auto a, auto b) { return wrapping_add(a, b); }, cuda_pattern<"{0} + {1}">));
+      "add", [](auto a, auto b) { return wrapping_add(a, b); }));
   add(binary_op<kNumericTypes>(
-      "sub", [](auto a, auto b) { return wrapping_sub(a, b); }, cuda_pattern<"{0} - {1}">));
+      "sub", [](auto a, auto b) { return wrapping_sub(a, b); }));
   add(binary_op<kNumericTypes>(
-      "mul", [](auto a, auto b) { return wrapping_mul(a, b); }, cuda_pattern<"{0} * {1}">));
+      "mul", [](auto a, auto b) { return wrapping_mul(a, b); }));
   add(binary_op<kNumericTypes>(
-      "div", [](auto a, auto b) { return divide(a, b); }, cuda_pattern<"kiln_div({0}, {1})">));
+      "div", [](auto a, auto b) { return divide(a, b); }));
   add({.name = "mod",
        .category = OpCategory::kBroadcast,
        .attrs = {{"fmod", AttrKind::kInt, Attribute(0)}},
        .min_operands = 2,
        .max_operands = 2,
        .infer = &infer_mod,
-       .reference = &mod_kernel,
-       .cuda_expr = cuda_pattern<"kiln_mod({0}, {1}, {fmod})">});
+       .reference = &mod_kernel});
   add({.name = "pow",
        .category = OpCategory::kBroadcast,
        .attrs = {},
        .min_operands = 2,
        .max_operands = 2,
        .infer = &infer_pow,
-       .reference = &pow_kernel,
-       .cuda_expr = &pow_cuda});
+       .reference = &pow_kernel});
   add({.name = "prelu",
        .category = OpCategory::kBroadcast,
        .attrs = {},
        .min_operands = 2,
        .max_operands = 2,
        .infer = &infer_prelu,
-       .reference = &prelu_kernel,
-       .cuda_expr = cuda_pattern<"{0} < 0 ? {1} * {0} : {0}">});
+       .reference = &prelu_kernel});
 
   // Variadic.
-  add(variadic_op<kNumericTypes, "kiln_max({0}, {1})">(
+  add(variadic_op<kNumericTypes>(
       "max", [](auto a, auto b) { return max_keep_nan(a, b); }));
-  add(variadic_op<kNumericTypes, "kiln_min({0}, {1})">(
+  add(variadic_op<kNumericTypes>(
       "min", [](auto a, auto b) { return min_keep_nan(a, b); }));
-  add(variadic_op<kFloatTypes, "{0} + {1}">("sum", [](auto a, auto b) { return a + b; }));
-  add(variadic_op<kFloatTypes, "{0} + {1}", /*kMean=*/true>("mean",
+  add(variadic_op<kFloatTypes>("sum", [](auto a, auto b) { return a + b; }));
+  add(variadic_op<kFloatTypes, /*kMean=*/true>("mean",
                                                             [](auto a, auto b) { return a + b; }));
 
   // Comparisons.
   add(binary_predicate<kAllTypes>(
-      "equal", [](auto a, auto b) { return a == b; }, cuda_pattern<"{0} == {1}">));
+      "equal", [](auto a, auto b) { return a == b; }));
   add(binary_predicate<kNumericTypes>(
-      "less", [](auto a, auto b) { return a < b; }, cuda_pattern<"{0} < {1}">));
+      "less", [](auto a, auto b) { return a < b; }));
   add(binary_predicate<kNumericTypes>(
-      "less_or_equal", [](auto a, auto b) { return a <= b; }, cuda_pattern<"{0} <= {1}">));
+      "less_or_equal", [](auto a, auto b) { return a <= b; }));
   add(binary_predicate<kNumericTypes>(
-      "greater", [](auto a, auto b) { return a > b; }, cuda_pattern<"{0} > {1}">));
+      "greater", [](auto a, auto b) { return a > b; }));
   add(binary_predicate<kNumericTypes>(
-      "greater_or_equal", [](auto a, auto b) { return a >= b; }, cuda_pattern<"{0} >= {1}">));
+      "greater_or_equal", [](auto a, auto b) { return a >= b; }));
 
   // Boolean logic.
   add(binary_op<kBoolTypes>(
-      "and", [](auto a, auto b) { return a != 0 && b != 0; }, cuda_pattern<"{0} && {1}">));
+      "and", [](auto a, auto b) { return a != 0 && b != 0; }));
   add(binary_op<kBoolTypes>(
-      "or", [](auto a, auto b) { return a != 0 || b != 0; }, cuda_pattern<"{0} || {1}">));
+      "or", [](auto a, auto b) { return a != 0 || b != 0; }));
   add(binary_op<kBoolTypes>(
-      "xor", [](auto a, auto b) { return (a != 0) != (b != 0); }, cuda_pattern<"{0} != {1}">));
+      "xor", [](auto a, auto b) { return (a != 0) != (b != 0); }));
 
   // Bitwise logic on integers.
   add(binary_op<kIntTypes>(
-      "bitwise_and", [](auto a, auto b) { return a & b; }, cuda_pattern<"{0} & {1}">));
+      "bitwise_and", [](auto a, auto b) { return a & b; }));
   add(binary_op<kIntTypes>(
-      "bitwise_or", [](auto a, auto b) { return a | b; }, cuda_pattern<"{0} | {1}">));
+      "bitwise_or", [](auto a, auto b) { return a | b; }));
   add(binary_op<kIntTypes>(
-      "bitwise_xor", [](auto a, auto b) { return a ^ b; }, cuda_pattern<"{0} ^ {1}">));
+      "bitwise_xor", [](auto a, auto b) { return a ^ b; }));
   add({.name = "bit_shift",
        .category = OpCategory::kBroadcast,
        .attrs = {{"direction", AttrKind::kString, std::nullopt}},
        .min_operands = 2,
        .max_operands = 2,
        .infer = &infer_bit_shift,
-       .reference = &bit_shift_kernel,
-       .cuda_expr = &bit_shift_cuda});
+       .reference = &bit_shift_kernel});
 
   add({.name = "where",
        .category = OpCategory::kBroadcast,
@@ -380,8 +340,7 @@ void register_elementwise_binary_ops(OpRegistry& registry) {
        .min_operands = 3,
        .max_operands = 3,
        .infer = &infer_where,
-       .reference = &where_kernel,
-       .cuda_expr = cuda_pattern<"{0} ? {1} : {2}">});
+       .reference = &where_kernel});
 }
 
 }  // namespace kiln

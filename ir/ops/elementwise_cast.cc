@@ -1,5 +1,4 @@
-// Type conversion and pass-through: cast (to any kiln dtype) and identity, with their CUDA
-// expressions (ir/cuda_expr.h).
+// Type conversion and pass-through: cast (to any kiln dtype) and identity.
 #include <cmath>
 #include <limits>
 
@@ -14,7 +13,7 @@ std::vector<TensorType> infer_cast(const Node& node) {
 }
 
 // Float -> integer conversion truncates toward zero and saturates to the target's range, with
-// NaN becoming 0 (as CUDA's conversions do; ONNX leaves out-of-range values undefined).
+// NaN becoming 0 (as GPU conversions do; ONNX leaves out-of-range values undefined).
 int64_t float_to_integer(double value, DType target) {
   double lo = -0x1p63;
   double hi = 0x1p63;
@@ -60,25 +59,6 @@ void cast_kernel(const Node& node, std::span<const Tensor* const> inputs,
   }
 }
 
-// The CUDA cast: the same conversions as cast_kernel. A cast to f16 or bf16 rounds the value
-// to that format (in a kernel it stays a float); an integer converts to f16/bf16 through float.
-std::string cast_cuda(const CudaExprArgs& args) {
-  const DType from = operand_type(args.node, 0).dtype;
-  const DType to = args.node.result(0)->type().dtype;
-  const std::string& x = args.operands[0];
-  const std::string to_type(cuda_compute_type(to));
-  if (to == DType::kBool) return x + " != 0";
-  if (to == DType::kF16 || to == DType::kBF16) {
-    const std::string round = to == DType::kF16 ? "kiln_round_to_f16(" : "kiln_round_to_bf16(";
-    return round + (from == DType::kF64 ? x : "(float)" + x) + ")";
-  }
-  if (is_float(to) || !is_float(from)) return "(" + to_type + ")" + x;
-  // Float to integer: truncate toward zero, saturate, NaN to 0.
-  const auto [lo, hi] = integer_range(to);
-  return "kiln_float_to_int<" + to_type + ">(" + x + ", " + cuda_integer_literal(lo, to) + ", " +
-         cuda_integer_literal(hi, to) + ")";
-}
-
 std::vector<TensorType> infer_identity(const Node& node) { return {operand_type(node, 0)}; }
 
 void identity_kernel(const Node& node, std::span<const Tensor* const> inputs,
@@ -93,14 +73,12 @@ void register_elementwise_cast_ops(OpRegistry& registry) {
                 .category = OpCategory::kElementwise,
                 .attrs = {{"to", AttrKind::kDType, std::nullopt}},
                 .infer = &infer_cast,
-                .reference = &cast_kernel,
-                .cuda_expr = &cast_cuda});
+                .reference = &cast_kernel});
   registry.add({.name = "identity",
                 .category = OpCategory::kElementwise,
                 .attrs = {},
                 .infer = &infer_identity,
-                .reference = &identity_kernel,
-                .cuda_expr = cuda_pattern<"{0}">});
+                .reference = &identity_kernel});
 }
 
 }  // namespace kiln

@@ -1,7 +1,7 @@
 // Unary elementwise ops: activations (relu, sigmoid, silu, gelu, ...), float math (exp, log, sin,
 // ...), rounding, sign and clip, bitwise_not, and the predicates is_nan, is_inf and not. Each op's
-// math is one generic lambda `(x, params)`, called with the compute type of the operand's dtype,
-// and one CUDA pattern (ir/cuda_expr.h) computing the same in a kernel.
+// math is one generic lambda `(x, params)`, called with the compute type of the operand's dtype.
+// (Backends keep their own expression of each op, e.g. codegen/op_expressions.cc.)
 #include <algorithm>
 #include <cmath>
 #include <numbers>
@@ -70,24 +70,22 @@ void unary_kernel(const Node& node, std::span<const Tensor* const> inputs,
 
 // A unary op whose result has the operand's type.
 template <DTypeMask kTypes, class Fn>
-OpInfo unary_op(std::string name, Fn, CudaExprFn cuda, std::vector<AttrSpec> attrs = {}) {
+OpInfo unary_op(std::string name, Fn, std::vector<AttrSpec> attrs = {}) {
   return {.name = std::move(name),
           .category = OpCategory::kElementwise,
           .attrs = std::move(attrs),
           .infer = &infer_unary<kTypes>,
-          .reference = &unary_kernel<kTypes, Fn>,
-          .cuda_expr = cuda};
+          .reference = &unary_kernel<kTypes, Fn>};
 }
 
 // A unary op whose result is bool.
 template <DTypeMask kTypes, class Fn>
-OpInfo unary_predicate(std::string name, Fn, CudaExprFn cuda) {
+OpInfo unary_predicate(std::string name, Fn) {
   return {.name = std::move(name),
           .category = OpCategory::kElementwise,
           .attrs = {},
           .infer = &infer_unary_predicate<kTypes>,
-          .reference = &unary_kernel<kTypes, Fn>,
-          .cuda_expr = cuda};
+          .reference = &unary_kernel<kTypes, Fn>};
 }
 
 AttrSpec float_attr(const char* name, double default_value) {
@@ -102,11 +100,6 @@ std::vector<TensorType> infer_gelu(const Node& node) {
                      "\"");
   }
   return infer_unary<kFloatTypes>(node);
-}
-
-std::string gelu_cuda(const CudaExprArgs& args) {
-  const bool use_tanh = args.node.string_attr("approximate") == "tanh";
-  return (use_tanh ? "kiln_gelu_tanh(" : "kiln_gelu_erf(") + args.operands[0] + ")";
 }
 
 void gelu_kernel(const Node& node, std::span<const Tensor* const> inputs,
@@ -146,59 +139,46 @@ void register_elementwise_unary_ops(OpRegistry& registry) {
 
   // Activations.
   add(unary_op<kSignedNumericTypes>(
-      "relu", [](auto x, const auto&) { return x < 0 ? decltype(x)(0) : x; },
-      cuda_pattern<"{0} < 0 ? 0 : {0}">));
+      "relu", [](auto x, const auto&) { return x < 0 ? decltype(x)(0) : x; }));
   add(unary_op<kFloatTypes>(
-      "leaky_relu", [](auto x, const auto& p) { return x < 0 ? p.alpha * x : x; },
-      cuda_pattern<"{0} < 0 ? {alpha} * {0} : {0}">, {float_attr("alpha", 0.01)}));
+      "leaky_relu", [](auto x, const auto& p) { return x < 0 ? p.alpha * x : x; }, {float_attr("alpha", 0.01)}));
   add(unary_op<kFloatTypes>(
-      "elu", [](auto x, const auto& p) { return x < 0 ? p.alpha * std::expm1(x) : x; },
-      cuda_pattern<"{0} < 0 ? {alpha} * expm1({0}) : {0}">, {float_attr("alpha", 1.0)}));
+      "elu", [](auto x, const auto& p) { return x < 0 ? p.alpha * std::expm1(x) : x; }, {float_attr("alpha", 1.0)}));
   add(unary_op<kFloatTypes>(
       "selu",
       [](auto x, const auto& p) {
         return x <= 0 ? p.gamma * (p.alpha * std::exp(x) - p.alpha) : p.gamma * x;
       },
-      cuda_pattern<"{0} <= 0 ? {gamma} * ({alpha} * exp({0}) - {alpha}) : {gamma} * {0}">,
       {float_attr("alpha", 1.67326319217681884765625),
        float_attr("gamma", 1.05070102214813232421875)}));
   add(unary_op<kFloatTypes>(
-      "sigmoid", [](auto x, const auto&) { return logistic(x); },
-      cuda_pattern<"kiln_sigmoid({0})">));
+      "sigmoid", [](auto x, const auto&) { return logistic(x); }));
   add(unary_op<kFloatTypes>(
-      "silu", [](auto x, const auto&) { return x * logistic(x); },
-      cuda_pattern<"{0} * kiln_sigmoid({0})">));
+      "silu", [](auto x, const auto&) { return x * logistic(x); }));
   add(unary_op<kFloatTypes>("hard_sigmoid",
                             [](auto x, const auto& p) {
                               using T = decltype(x);
                               return clamp_keep_nan(p.alpha * x + p.beta, T(0), T(1));
                             },
-                            cuda_pattern<"kiln_clamp<{T}>({alpha} * {0} + {beta}, 0, 1)">,
                             {float_attr("alpha", 0.2), float_attr("beta", 0.5)}));
   add(unary_op<kFloatTypes>(
       "hard_swish",
       [](auto x, const auto&) {
         using T = decltype(x);
         return x * clamp_keep_nan(T(1.0 / 6) * x + T(0.5), T(0), T(1));  // hard_sigmoid(1/6, 1/2)
-      },
-      cuda_pattern<"{0} * kiln_clamp<{T}>(({T})(1.0 / 6) * {0} + ({T})0.5, 0, 1)">));
+      }));
   add(unary_op<kFloatTypes>(
-      "softplus", [](auto x, const auto&) { return softplus(x); },
-      cuda_pattern<"kiln_softplus({0})">));
+      "softplus", [](auto x, const auto&) { return softplus(x); }));
   add(unary_op<kFloatTypes>(
-      "softsign", [](auto x, const auto&) { return x / (decltype(x)(1) + std::abs(x)); },
-      cuda_pattern<"{0} / (1 + fabs({0}))">));
+      "softsign", [](auto x, const auto&) { return x / (decltype(x)(1) + std::abs(x)); }));
   add(unary_op<kFloatTypes>(
-      "mish", [](auto x, const auto&) { return x * std::tanh(softplus(x)); },
-      cuda_pattern<"{0} * tanh(kiln_softplus({0}))">));
+      "mish", [](auto x, const auto&) { return x * std::tanh(softplus(x)); }));
   add(unary_op<kFloatTypes>(
       "celu",
       // max(0, x) + min(0, alpha * (exp(x / alpha) - 1)), NaN kept.
-      [](auto x, const auto& p) { return x > 0 ? x : p.alpha * std::expm1(x / p.alpha); },
-      cuda_pattern<"{0} > 0 ? {0} : {alpha} * expm1({0} / {alpha})">, {float_attr("alpha", 1.0)}));
+      [](auto x, const auto& p) { return x > 0 ? x : p.alpha * std::expm1(x / p.alpha); }, {float_attr("alpha", 1.0)}));
   add(unary_op<kFloatTypes>("thresholded_relu",
-                            [](auto x, const auto& p) { return x > p.alpha ? x : decltype(x)(0); },
-                            cuda_pattern<"{0} > {alpha} ? {0} : 0">, {float_attr("alpha", 1.0)}));
+                            [](auto x, const auto& p) { return x > p.alpha ? x : decltype(x)(0); }, {float_attr("alpha", 1.0)}));
   // Integers compute x +- bias in double and truncate, as numpy's astype does.
   add(unary_op<kNumericTypes>("shrink",
                               [](auto x, const auto& p) {
@@ -207,56 +187,52 @@ void register_elementwise_unary_ops(OpRegistry& registry) {
                                        : x > p.lambd ? static_cast<T>(x - p.bias)
                                                      : T(0);
                               },
-                              cuda_pattern<"kiln_shrink({0}, {lambd:f64}, {bias:f64})">,
                               {float_attr("bias", 0.0), float_attr("lambd", 0.5)}));
   add({.name = "gelu",
        .category = OpCategory::kElementwise,
        .attrs = {{"approximate", AttrKind::kString, "none"}},
        .infer = &infer_gelu,
-       .reference = &gelu_kernel,
-       .cuda_expr = &gelu_cuda});
+       .reference = &gelu_kernel});
 
   // Float math.
   add(unary_op<kFloatTypes>(
-      "tanh", [](auto x, const auto&) { return std::tanh(x); }, cuda_pattern<"tanh({0})">));
+      "tanh", [](auto x, const auto&) { return std::tanh(x); }));
   add(unary_op<kFloatTypes>(
-      "erf", [](auto x, const auto&) { return std::erf(x); }, cuda_pattern<"erf({0})">));
+      "erf", [](auto x, const auto&) { return std::erf(x); }));
   add(unary_op<kFloatTypes>(
-      "exp", [](auto x, const auto&) { return std::exp(x); }, cuda_pattern<"exp({0})">));
+      "exp", [](auto x, const auto&) { return std::exp(x); }));
   add(unary_op<kFloatTypes>(
-      "log", [](auto x, const auto&) { return std::log(x); }, cuda_pattern<"log({0})">));
+      "log", [](auto x, const auto&) { return std::log(x); }));
   add(unary_op<kFloatTypes>(
-      "sqrt", [](auto x, const auto&) { return std::sqrt(x); }, cuda_pattern<"sqrt({0})">));
+      "sqrt", [](auto x, const auto&) { return std::sqrt(x); }));
   add(unary_op<kFloatTypes>(
-      "sin", [](auto x, const auto&) { return std::sin(x); }, cuda_pattern<"sin({0})">));
+      "sin", [](auto x, const auto&) { return std::sin(x); }));
   add(unary_op<kFloatTypes>(
-      "cos", [](auto x, const auto&) { return std::cos(x); }, cuda_pattern<"cos({0})">));
+      "cos", [](auto x, const auto&) { return std::cos(x); }));
   add(unary_op<kFloatTypes>(
-      "tan", [](auto x, const auto&) { return std::tan(x); }, cuda_pattern<"tan({0})">));
+      "tan", [](auto x, const auto&) { return std::tan(x); }));
   add(unary_op<kFloatTypes>(
-      "asin", [](auto x, const auto&) { return std::asin(x); }, cuda_pattern<"asin({0})">));
+      "asin", [](auto x, const auto&) { return std::asin(x); }));
   add(unary_op<kFloatTypes>(
-      "acos", [](auto x, const auto&) { return std::acos(x); }, cuda_pattern<"acos({0})">));
+      "acos", [](auto x, const auto&) { return std::acos(x); }));
   add(unary_op<kFloatTypes>(
-      "atan", [](auto x, const auto&) { return std::atan(x); }, cuda_pattern<"atan({0})">));
+      "atan", [](auto x, const auto&) { return std::atan(x); }));
   add(unary_op<kFloatTypes>(
-      "sinh", [](auto x, const auto&) { return std::sinh(x); }, cuda_pattern<"sinh({0})">));
+      "sinh", [](auto x, const auto&) { return std::sinh(x); }));
   add(unary_op<kFloatTypes>(
-      "cosh", [](auto x, const auto&) { return std::cosh(x); }, cuda_pattern<"cosh({0})">));
+      "cosh", [](auto x, const auto&) { return std::cosh(x); }));
   add(unary_op<kFloatTypes>(
-      "asinh", [](auto x, const auto&) { return std::asinh(x); }, cuda_pattern<"asinh({0})">));
+      "asinh", [](auto x, const auto&) { return std::asinh(x); }));
   add(unary_op<kFloatTypes>(
-      "acosh", [](auto x, const auto&) { return std::acosh(x); }, cuda_pattern<"acosh({0})">));
+      "acosh", [](auto x, const auto&) { return std::acosh(x); }));
   add(unary_op<kFloatTypes>(
-      "atanh", [](auto x, const auto&) { return std::atanh(x); }, cuda_pattern<"atanh({0})">));
+      "atanh", [](auto x, const auto&) { return std::atanh(x); }));
   add(unary_op<kFloatTypes>(
-      "reciprocal", [](auto x, const auto&) { return decltype(x)(1) / x; },
-      cuda_pattern<"1 / {0}">));
+      "reciprocal", [](auto x, const auto&) { return decltype(x)(1) / x; }));
 
   // Sign, magnitude and rounding.
   add(unary_op<kSignedNumericTypes>(
-      "neg", [](auto x, const auto&) { return wrapping_sub(decltype(x)(0), x); },
-      cuda_pattern<"kiln_neg({0})">));
+      "neg", [](auto x, const auto&) { return wrapping_sub(decltype(x)(0), x); }));
   add(unary_op<kNumericTypes>(
       "abs",
       [](auto x, const auto&) {
@@ -266,44 +242,40 @@ void register_elementwise_unary_ops(OpRegistry& registry) {
         } else {
           return std::abs(x);
         }
-      },
-      cuda_pattern<"kiln_abs({0})">));
+      }));
   add(unary_op<kNumericTypes>(
       "sign",
       [](auto x, const auto&) {
         using T = decltype(x);
         return x > 0 ? T(1) : x < 0 ? T(-1) : x;  // zero and NaN map to themselves
-      },
-      cuda_pattern<"{0} > 0 ? ({T})1 : {0} < 0 ? ({T})-1 : {0}">));
+      }));
   add(unary_op<kFloatTypes>(
-      "floor", [](auto x, const auto&) { return std::floor(x); }, cuda_pattern<"floor({0})">));
+      "floor", [](auto x, const auto&) { return std::floor(x); }));
   add(unary_op<kFloatTypes>(
-      "ceil", [](auto x, const auto&) { return std::ceil(x); }, cuda_pattern<"ceil({0})">));
+      "ceil", [](auto x, const auto&) { return std::ceil(x); }));
   // Halves round to even: nearbyint under the default rounding mode (rint on the GPU).
   add(unary_op<kFloatTypes>(
-      "round", [](auto x, const auto&) { return std::nearbyint(x); }, cuda_pattern<"rint({0})">));
+      "round", [](auto x, const auto&) { return std::nearbyint(x); }));
   add(unary_op<kNumericTypes>("clip",
                               [](auto x, const auto& p) { return clamp_keep_nan(x, p.min, p.max); },
-                              cuda_pattern<"kiln_clamp<{T}>({0}, {min}, {max})">,
                               {float_attr("min", -std::numeric_limits<double>::infinity()),
                                float_attr("max", std::numeric_limits<double>::infinity())}));
 
   // Predicates.
   add(unary_predicate<kFloatTypes>(
-      "is_nan", [](auto x, const auto&) { return std::isnan(x); }, cuda_pattern<"isnan({0})">));
+      "is_nan", [](auto x, const auto&) { return std::isnan(x); }));
   add({.name = "is_inf",
        .category = OpCategory::kElementwise,
        .attrs = {{"detect_negative", AttrKind::kInt, Attribute(1)},
                  {"detect_positive", AttrKind::kInt, Attribute(1)}},
        .infer = &infer_unary_predicate<kFloatTypes>,
-       .reference = &is_inf_kernel,
-       .cuda_expr = cuda_pattern<"kiln_is_inf({0}, {detect_negative}, {detect_positive})">});
+       .reference = &is_inf_kernel});
   add(unary_predicate<kBoolTypes>(
-      "not", [](auto x, const auto&) { return x == 0; }, cuda_pattern<"!{0}">));
+      "not", [](auto x, const auto&) { return x == 0; }));
 
   // Bitwise (the store truncates to the operand's width).
   add(unary_op<kIntTypes>(
-      "bitwise_not", [](auto x, const auto&) { return ~x; }, cuda_pattern<"~{0}">));
+      "bitwise_not", [](auto x, const auto&) { return ~x; }));
 }
 
 }  // namespace kiln

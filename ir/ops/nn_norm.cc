@@ -199,8 +199,7 @@ void register_nn_norm_ops(OpRegistry& registry) {
                 .min_operands = 5,
                 .max_operands = 5,
                 .infer = infer_batch_normalization,
-                .reference = batch_normalization_reference,
-                .cuda_expr = cuda_pattern<"{1} * ({0} - {3}) / sqrt({4} + {epsilon}) + {2}">});
+                .reference = batch_normalization_reference});
   registry.add({.name = "instance_normalization",
                 .category = OpCategory::kReduction,
                 .attrs = {epsilon},

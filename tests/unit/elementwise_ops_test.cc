@@ -12,7 +12,7 @@
 #include "ir/graph.h"
 #include "ir/op_registry.h"
 #include "op_test_util.h"
-#include "runtime/reference_interpreter.h"
+#include "reference/reference_interpreter.h"
 
 namespace kiln::op_test {
 namespace {

@@ -8,8 +8,8 @@
 #include "frontend_model_builder.h"
 #include "ir/error.h"
 #include "ir/op_registry.h"
-#include "passes/fold_constants.h"
-#include "runtime/reference_interpreter.h"
+#include "reference/constant_folding.h"
+#include "reference/reference_interpreter.h"
 
 namespace kiln::onnx_import {
 namespace {
@@ -86,7 +86,7 @@ TEST(FrontendFoldingTest, ConstantArithmeticFoldsAndKeepsTheOutputName) {
 }
 
 TEST(FrontendFoldingTest, LargeResultsStayNodes) {
-  const int64_t count = passes::kMaxFoldedElements + 1;
+  const int64_t count = kMaxFoldedElements + 1;
   ModelBuilder builder;
   for (const char* name : {"a", "b"}) {
     onnx::TensorProto* tensor = builder.initializer(name, onnx::TensorProto::FLOAT, {count});

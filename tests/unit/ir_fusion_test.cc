@@ -9,7 +9,7 @@
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "ir/verifier.h"
-#include "runtime/reference_interpreter.h"
+#include "reference/reference_interpreter.h"
 
 namespace kiln {
 namespace {

@@ -7,7 +7,7 @@
 #include "frontend/onnx_importer.h"
 #include "frontend_model_builder.h"
 #include "op_test_util.h"
-#include "runtime/reference_interpreter.h"
+#include "reference/reference_interpreter.h"
 
 namespace kiln::onnx_import {
 namespace {

@@ -13,7 +13,7 @@
 
 #include "ir/verifier.h"
 #include "op_test_util.h"
-#include "runtime/reference_interpreter.h"
+#include "reference/reference_interpreter.h"
 
 namespace kiln::op_test {
 namespace {

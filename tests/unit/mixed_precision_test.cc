@@ -14,7 +14,7 @@
 #include "ir/ops/nn_tf32.h"
 #include "op_test_util.h"
 #include "passes/precision_policy.h"
-#include "runtime/reference_interpreter.h"
+#include "reference/reference_interpreter.h"
 
 namespace kiln::op_test {
 namespace {

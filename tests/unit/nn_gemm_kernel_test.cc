@@ -10,7 +10,7 @@
 #include <random>
 
 #include "ir/graph.h"
-#include "runtime/reference_interpreter.h"
+#include "reference/reference_interpreter.h"
 
 namespace kiln {
 namespace {

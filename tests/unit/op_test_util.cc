@@ -6,7 +6,7 @@
 #include <cmath>
 
 #include "ir/error.h"
-#include "runtime/reference_interpreter.h"
+#include "reference/reference_interpreter.h"
 
 namespace kiln::op_test {
 namespace {

@@ -13,7 +13,7 @@
 #include "ir/ops/op_helpers.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
-#include "runtime/reference_interpreter.h"
+#include "reference/reference_interpreter.h"
 
 namespace kiln {
 namespace {

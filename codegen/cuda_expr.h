@@ -1,5 +1,6 @@
-// The CUDA side of the op table: an elementwise or broadcast op's result element as a CUDA C++
-// expression (OpInfo::cuda_expr), which codegen/ writes into its kernels.
+// CUDA C++ types, literals and element expressions. The expression of an elementwise or broadcast
+// op's result element (a CudaExprFn, kept per op in codegen/op_expressions.h) is written into
+// loop and fusion kernels.
 //
 // In a kernel every element lives in the compute type of its dtype (cuda_compute_type): float
 // for f32, f16 and bf16 (16-bit floats widen on load and round to nearest even on store),
@@ -28,8 +29,10 @@
 #include "ir/dtype.h"
 
 namespace kiln {
-
 class Node;
+}
+
+namespace kiln::codegen {
 
 struct CudaExprArgs {
   const Node& node;
@@ -65,4 +68,4 @@ std::string cuda_pattern(const CudaExprArgs& args) {
   return format_cuda_pattern(kPattern.chars, args);
 }
 
-}  // namespace kiln
+}  // namespace kiln::codegen

@@ -1,6 +1,6 @@
 // Runs a graph on the CPU, node by node, freeing each intermediate after its last use. A fusion
 // node runs its body the same way.
-#include "runtime/reference_interpreter.h"
+#include "reference/reference_interpreter.h"
 
 #include <unordered_map>
 

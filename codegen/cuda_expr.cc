@@ -1,5 +1,5 @@
 // CUDA types, literals and pattern expansion for the op table's element expressions.
-#include "ir/cuda_expr.h"
+#include "codegen/cuda_expr.h"
 
 #include <cctype>
 #include <charconv>
@@ -10,7 +10,7 @@
 #include "ir/error.h"
 #include "ir/graph.h"
 
-namespace kiln {
+namespace kiln::codegen {
 namespace {
 
 // The shortest text that reads back as `value`, with a '.' or an exponent so C reads a float.
@@ -143,4 +143,4 @@ std::string format_cuda_pattern(std::string_view pattern, const CudaExprArgs& ar
   return text;
 }
 
-}  // namespace kiln
+}  // namespace kiln::codegen
