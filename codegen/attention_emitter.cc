@@ -117,9 +117,9 @@ KernelSpec emit_row_attention_kernel(const KernelBody& body, const AttentionShap
 
 }  // namespace
 
-KernelSpec emit_attention_kernel(const KernelBody& body) {
+KernelSpec emit_attention_kernel(const KernelBody& body, const Target& target) {
   const AttentionShape a = attention_shape(body);
-  return fits_tiled_attention(a) ? emit_tiled_attention_kernel(body, a)
+  return fits_tiled_attention(a) ? emit_tiled_attention_kernel(body, a, target)
                                  : emit_row_attention_kernel(body, a);
 }
 

@@ -24,6 +24,7 @@
 
 #include "codegen/kernel_body.h"
 #include "codegen/kernel_spec.h"
+#include "target/target.h"
 
 namespace kiln::codegen {
 
@@ -34,6 +35,6 @@ bool is_attention_body(const KernelBody& body);
 // over the last axis, shapes that change between the matmuls and the softmax, outputs that do
 // not read the second matmul's result element for element, or a row that needs more than 48 KB
 // of shared memory (the row kernel).
-KernelSpec emit_attention_kernel(const KernelBody& body);
+KernelSpec emit_attention_kernel(const KernelBody& body, const Target& target);
 
 }  // namespace kiln::codegen

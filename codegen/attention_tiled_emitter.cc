@@ -16,7 +16,6 @@ namespace {
 constexpr int64_t kThreads = 128;
 constexpr int64_t kWarps = kThreads / 32;
 constexpr int64_t kWarpRows = 16;
-constexpr int64_t kTargetBlocks = 128;  // split the keys between warps below this many blocks
 // Tensor cores: 64-key tiles of 16-bit values, rows padded by 8 values; head sizes up to 128.
 constexpr int64_t kMmaKeyTile = 64;
 constexpr int64_t kMmaPadding = 8;
@@ -120,14 +119,15 @@ std::string dot(const std::string& a, const std::string& b, const std::string& f
 // accumulator's layout (rows g and g + 8, columns 2t and 2t + 1 of each 8 columns).
 class TiledAttentionWriter {
  public:
-  TiledAttentionWriter(const KernelBody& body, const AttentionShape& a, KernelSpec& spec)
+  TiledAttentionWriter(const KernelBody& body, const AttentionShape& a, const Target& target,
+                       KernelSpec& spec)
       : body_(body), a_(a), spec_(spec) {
     tensor_cores_ = !fits_simt(a);
     key_tile_ = tensor_cores_ ? kMmaKeyTile : kSimtKeyTile;
     const int64_t padding = tensor_cores_ ? kMmaPadding : kSimtPadding;
     row_warps_ = 1;
     for (int64_t warps : {4, 2}) {
-      if (a.batch_count * ceil_div(a.queries, warps * kWarpRows) >= kTargetBlocks) {
+      if (a.batch_count * ceil_div(a.queries, warps * kWarpRows) >= target.sm_count) {
         row_warps_ = warps;
         break;
       }
@@ -693,9 +693,10 @@ bool fits_tiled_attention(const AttentionShape& a) {
   return tensor_cores || fits_simt(a);
 }
 
-KernelSpec emit_tiled_attention_kernel(const KernelBody& body, const AttentionShape& shape) {
+KernelSpec emit_tiled_attention_kernel(const KernelBody& body, const AttentionShape& shape,
+                                       const Target& target) {
   KernelSpec spec;
-  TiledAttentionWriter(body, shape, spec).write();
+  TiledAttentionWriter(body, shape, target, spec).write();
   return spec;
 }
 

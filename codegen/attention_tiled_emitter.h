@@ -3,7 +3,7 @@
 //
 //   - a block (128 threads, 4 warps) takes one batch index and a tile of query rows; each warp
 //     16 rows in the mma accumulator's layout (a thread: rows g and g + 8, columns 2t, 2t + 1 of
-//     each 8). When the grid has 128 blocks or more the 4 warps take 64 different rows and all
+//     each 8). When the grid has a block per SM or more the 4 warps take 64 different rows and all
 //     keys; with fewer, the warps share 32 (or 16) rows and split each key tile between them,
 //     and their partial rows are combined at the end (more blocks and warps for small batches);
 //   - the Q' tile is read through the element machinery (any prologue of slices, reshapes,
@@ -34,6 +34,7 @@
 
 #include "codegen/attention_body.h"
 #include "codegen/kernel_spec.h"
+#include "target/target.h"
 
 namespace kiln::codegen {
 
@@ -43,6 +44,9 @@ namespace kiln::codegen {
 // and E of 8, each at most 64.
 bool fits_tiled_attention(const AttentionShape& shape);
 
-KernelSpec emit_tiled_attention_kernel(const KernelBody& body, const AttentionShape& shape);
+// Blocks of 4 warps; a block splits each key tile between its warps when the grid would have
+// fewer blocks than the target has SMs.
+KernelSpec emit_tiled_attention_kernel(const KernelBody& body, const AttentionShape& shape,
+                                       const Target& target);
 
 }  // namespace kiln::codegen

@@ -17,15 +17,6 @@
 namespace kiln::codegen {
 namespace {
 
-int arch_number(const std::string& arch) { return std::stoi(arch.substr(3)); }
-
-// The arch PTX is generated for: the newest target.
-const std::string& newest_arch(const std::vector<std::string>& archs) {
-  return *std::max_element(archs.begin(), archs.end(), [](const auto& a, const auto& b) {
-    return arch_number(a) < arch_number(b);
-  });
-}
-
 struct Job {
   size_t kernel;
   size_t arch;
@@ -97,7 +88,7 @@ CompileStats compile_program(Program& program, const CodegenOptions& options) {
   CompileStats stats;
   stats.cache_directory = kernel_cache_directory(options.cache_dir);
   const KernelCache cache(stats.cache_directory);
-  const std::string& ptx_arch = newest_arch(options.archs);
+  const std::string& ptx_arch = newest_arch(options.archs);  // PTX for the newest
 
   std::vector<Job> jobs;
   for (size_t k = 0; k < program.kernels.size(); ++k) {

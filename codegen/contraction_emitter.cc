@@ -120,7 +120,7 @@ struct Contraction {
   MmaTiling tiling;
 };
 
-Contraction contraction_of(const KernelBody& body) {
+Contraction contraction_of(const KernelBody& body, const Target& target) {
   Contraction contraction;
   contraction.anchor = contraction_anchor(body);
   if (!contraction.anchor) {
@@ -130,7 +130,7 @@ Contraction contraction_of(const KernelBody& body) {
   contraction.tensor_cores = uses_tensor_cores(*contraction.anchor);
   if (contraction.tensor_cores) {
     const ContractionView& view = *contraction.view;
-    contraction.tiling = choose_mma_tiling(view.batch, view.rows, view.cols, view.depth);
+    contraction.tiling = choose_mma_tiling(view.batch, view.rows, view.cols, view.depth, target);
   }
   return contraction;
 }
@@ -139,33 +139,20 @@ Contraction contraction_of(const KernelBody& body) {
 
 bool is_contraction_body(const KernelBody& body) { return contraction_anchor(body) != nullptr; }
 
-bool is_split_k_contraction_body(const KernelBody& body) {
-  if (!is_contraction_body(body)) return false;
-  const Contraction contraction = contraction_of(body);
-  return contraction.tensor_cores && contraction.tiling.splits > 1;
-}
-
-KernelSpec emit_contraction_kernel(const KernelBody& body) {
-  Contraction contraction = contraction_of(body);
-  if (!contraction.tensor_cores) {
-    return emit_simt_contraction_kernel(body, contraction.anchor, std::move(contraction.view));
-  }
-  if (contraction.tiling.splits > 1) {
-    throw InternalError(
-        contraction.anchor->describe() +
-        ": a split-K contraction is two kernels (emit_split_k_contraction_kernels)");
-  }
-  return emit_mma_contraction_kernel(body, *contraction.anchor, *contraction.view,
-                                     contraction.tiling);
-}
-
-std::vector<KernelSpec> emit_split_k_contraction_kernels(const KernelBody& body) {
-  Contraction contraction = contraction_of(body);
+std::vector<KernelSpec> emit_contraction_kernels(const KernelBody& body, const Target& target) {
+  Contraction contraction = contraction_of(body, target);
   std::vector<KernelSpec> kernels;
+  if (!contraction.tensor_cores) {
+    kernels.push_back(
+        emit_simt_contraction_kernel(body, contraction.anchor, std::move(contraction.view)));
+    return kernels;
+  }
   kernels.push_back(emit_mma_contraction_kernel(body, *contraction.anchor, *contraction.view,
                                                 contraction.tiling));
-  kernels.push_back(
-      emit_split_k_sum_kernel(body, *contraction.anchor, *contraction.view, contraction.tiling));
+  if (contraction.tiling.splits > 1) {
+    kernels.push_back(
+        emit_split_k_sum_kernel(body, *contraction.anchor, *contraction.view, contraction.tiling));
+  }
   return kernels;
 }
 

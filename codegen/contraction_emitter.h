@@ -23,22 +23,19 @@
 
 #include "codegen/kernel_body.h"
 #include "codegen/kernel_spec.h"
+#include "target/target.h"
 
 namespace kiln::codegen {
 
 // Whether `body` is a contraction kernel (its anchor is a gemm, matmul or conv).
 bool is_contraction_body(const KernelBody& body);
 
-// Whether `body` is a contraction that is split along K (two kernels). Only tensor-core
-// contractions at least 2 · kMinSplitTiles K-steps of kMmaTileK deep split (contraction_tiling.h).
-bool is_split_k_contraction_body(const KernelBody& body);
-
-// The one kernel of a contraction that is not split. Throws UnsupportedError naming what it
-// cannot do (rank-1 matmul operands, convolutions other than 2-D: lowering gives those and
-// conv_transpose to the direct conv kernels, codegen/direct_conv_emitter.h).
-KernelSpec emit_contraction_kernel(const KernelBody& body);
-
-// A split contraction's two kernels, in launch order; they share an f32 workspace parameter.
-std::vector<KernelSpec> emit_split_k_contraction_kernels(const KernelBody& body);
+// The kernels of a contraction for `target`, in launch order: one, or two when it is split along
+// K (tensor-core contractions at least 2 · kMinSplitTiles K-steps of kMmaTileK deep whose grid
+// leaves SMs idle, contraction_tiling.h), which share an f32 workspace parameter. Throws
+// UnsupportedError naming what it cannot do (rank-1 matmul operands, convolutions other than
+// 2-D: lowering gives those and conv_transpose to the direct conv kernels,
+// codegen/direct_conv_emitter.h).
+std::vector<KernelSpec> emit_contraction_kernels(const KernelBody& body, const Target& target);
 
 }  // namespace kiln::codegen

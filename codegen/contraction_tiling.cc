@@ -14,15 +14,17 @@ int64_t blocks_of(const MmaTiling& tiling, int64_t batch, int64_t rows, int64_t 
 
 }  // namespace
 
-MmaTiling choose_mma_tiling(int64_t batch, int64_t rows, int64_t cols, int64_t depth) {
+MmaTiling choose_mma_tiling(int64_t batch, int64_t rows, int64_t cols, int64_t depth,
+                            const Target& target) {
+  const int64_t target_blocks = target.sm_count;
   const MmaTiling large{.block_m = 128, .block_n = 128, .warps_m = 2, .warps_n = 4};
   const MmaTiling small{.block_m = 64, .block_n = 64, .warps_m = 2, .warps_n = 2};
-  MmaTiling tiling = blocks_of(large, batch, rows, cols) >= kTargetBlocks ? large : small;
+  MmaTiling tiling = blocks_of(large, batch, rows, cols) >= target_blocks ? large : small;
   const int64_t k_steps = ceil_div(depth, kMmaTileK);
   tiling.split_depth = k_steps * kMmaTileK;
   const int64_t blocks = blocks_of(tiling, batch, rows, cols);
-  if (blocks >= kTargetBlocks) return tiling;
-  const int64_t wanted = std::min<int64_t>(ceil_div(kTargetBlocks, blocks), kMaxSplits);
+  if (blocks >= target_blocks) return tiling;
+  const int64_t wanted = std::min<int64_t>(ceil_div(target_blocks, blocks), kMaxSplits);
   const int64_t most = k_steps / kMinSplitTiles;
   const int64_t splits = std::min(wanted, most);
   if (splits < 2) return tiling;

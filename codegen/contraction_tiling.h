@@ -3,24 +3,25 @@
 // blocks sum (split-K), chosen so the grid fills the GPU.
 //
 //   1. 128×128 tiles (8 warps, 64×32 each) when their grid has a block for each of the
-//      kTargetBlocks SMs (the 132 SMs of an H100/H200), else 64×64 tiles (4 warps, 32×32 each,
+//      target's SMs (132 on an H100/H200), else 64×64 tiles (4 warps, 32×32 each,
 //      four times the blocks), so that an SM has warps to switch between while some wait on loads;
 //      tiles of 128×64 or 64×128 (4 warps of 64×32) were dropped: they give the same
 //      warps as 128×128 in twice the blocks. On an H100 at batch 32, ResNet-50's layer-3 3×3
 //      conv ran 1.65× faster in 392 64×64 blocks than in 196 of 128×64, and BERT-base's
 //      768-wide gemms slower in 384 128×64 blocks than in 192 of 128×128.
-//   2. When even that grid is short of kTargetBlocks, K is split into up to kMaxSplits slices
+//   2. When even that grid is short of the SM count, K is split into up to kMaxSplits slices
 //      (each a multiple of kMmaTileK deep; at most K-steps / kMinSplitTiles slices, so each but
-//      the last is at least kMinSplitTiles K-steps deep) so that about kTargetBlocks blocks run;
+//      the last is at least kMinSplitTiles K-steps deep) so that about one block per SM runs;
 //      the slices' sums meet in an f32 workspace that a second kernel adds up before the epilogue.
 #pragma once
 
 #include <cstdint>
 
+#include "target/target.h"
+
 namespace kiln::codegen {
 
 inline constexpr int kMmaTileK = 32;  // depth of a block's K step (two m16n8k16 steps)
-inline constexpr int64_t kTargetBlocks = 132;
 inline constexpr int kMaxSplits = 16;
 inline constexpr int kMinSplitTiles = 4;
 
@@ -35,6 +36,7 @@ struct MmaTiling {
   int warp_n() const { return block_n / warps_n; }  // a warp's columns (a multiple of 16)
 };
 
-MmaTiling choose_mma_tiling(int64_t batch, int64_t rows, int64_t cols, int64_t depth);
+MmaTiling choose_mma_tiling(int64_t batch, int64_t rows, int64_t cols, int64_t depth,
+                            const Target& target);
 
 }  // namespace kiln::codegen

@@ -1,5 +1,5 @@
 // An emitted kernel before it has a name: its code, parameters and launch geometry, as the
-// emitters (loop_emitter.h, reduction_emitter.h) produce it. Lowering names it after its code,
+// emitters of the emitter table (emitter_table.h) produce it. Lowering names it after its code,
 // so equal code gets one name and one compiled kernel however many steps launch it.
 #pragma once
 

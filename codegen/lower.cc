@@ -11,15 +11,9 @@
 #include <algorithm>
 #include <map>
 
-#include "codegen/attention_emitter.h"
-#include "codegen/contraction_emitter.h"
-#include "codegen/cum_sum_emitter.h"
-#include "codegen/direct_conv_emitter.h"
+#include "codegen/emitter_table.h"
 #include "codegen/kernel_body.h"
 #include "codegen/kernel_spec.h"
-#include "codegen/loop_emitter.h"
-#include "codegen/pool_emitter.h"
-#include "codegen/reduction_emitter.h"
 #include "ir/error.h"
 #include "ir/fusion.h"
 #include "ir/op_registry.h"
@@ -35,51 +29,12 @@ const Value* viewed_value(const Value* value) {
   return value;
 }
 
-// Why no kernel is generated for `node` before trying an emitter, or "" when one may be.
-std::string refusal(const Node& node) {
-  if (const std::optional<FusionKind> kind = fusion_kind(node)) {
-    const bool emitted = *kind == FusionKind::kLoop || *kind == FusionKind::kMulti ||
-                         *kind == FusionKind::kReduction || *kind == FusionKind::kEpilogue ||
-                         *kind == FusionKind::kAttention;
-    return emitted ? "" : node.describe();
-  }
-  // Opaque ops with an emitter of their own: contractions, direct convs, cum_sum.
-  const std::string& op = node.op();
-  const bool own_emitter =
-      op == "gemm" || op == "matmul" || op == "conv" || op == "conv_transpose" || op == "cum_sum";
-  return node.info().category <= OpCategory::kReduction || own_emitter ? "" : node.describe();
-}
-
-// Whether an emitter checked before the contraction emitter takes `body`: attention bodies
-// hold matmuls and direct conv bodies convs, which are no contraction kernel's anchor.
-bool is_taken_before_contraction(const KernelBody& body) {
-  return is_attention_body(body) || is_pool_body(body) || is_direct_conv_body(body) ||
-         is_cum_sum_body(body);
-}
-
-// An attention, pooling, direct conv, cum_sum or contraction kernel for bodies anchored by one; a
-// reduction kernel for fusion.reduction and single reduction ops, else a loop kernel.
-KernelSpec emit_kernel(const KernelBody& body) {
-  if (is_attention_body(body)) return emit_attention_kernel(body);
-  if (is_pool_body(body)) return emit_pool_kernel(body);
-  if (is_direct_conv_body(body)) return emit_direct_conv_kernel(body);
-  if (is_cum_sum_body(body)) return emit_cum_sum_kernel(body);
-  if (is_contraction_body(body)) return emit_contraction_kernel(body);
-  const bool single_op = body.nodes.size() == 1 && body.kind == body.nodes[0]->op();
-  const bool reduction = single_op ? body.nodes[0]->info().category == OpCategory::kReduction
-                                   : body.kind == fusion_kind_name(FusionKind::kReduction);
-  return reduction ? emit_reduction_kernel(body) : emit_loop_kernel(body);
-}
-
-// The kernels of `body` in launch order: one, or a split-K contraction's two (only for bodies
-// that reach the contraction emitter: an attention body's Q·Kᵀ may be deep enough to split).
-std::vector<KernelSpec> emit_kernels(const KernelBody& body) {
-  if (!is_taken_before_contraction(body) && is_split_k_contraction_body(body)) {
-    return emit_split_k_contraction_kernels(body);
-  }
-  std::vector<KernelSpec> kernels;
-  kernels.push_back(emit_kernel(body));
-  return kernels;
+// Why no kernel is generated for `node`, or "" when its emitter may generate one: fusions and
+// ops up to reductions always have one; an opaque op needs an emitter that anchors such ops
+// (contractions, direct convs, cum_sum) to take it.
+std::string refusal(const Node& node, const KernelBody& body) {
+  if (fusion_kind(node) || node.info().category <= OpCategory::kReduction) return "";
+  return emitter_for(body).anchors_opaque_ops ? "" : node.describe();
 }
 
 struct KernelUse {
@@ -193,11 +148,11 @@ class Lowering {
   }
 
   void lower_node(const Node& node) {
-    if (std::string why = refusal(node); !why.empty()) {
+    const KernelBody body = kernel_body_of(node);
+    if (std::string why = refusal(node, body); !why.empty()) {
       unsupported_.push_back(why);
       return;
     }
-    const KernelBody body = kernel_body_of(node);
     std::map<const Value*, int> inputs;
     for (size_t k = 0; k < body.inputs.size(); ++k) {
       // A fusion's body inputs take its operands in order; a single node reads its operands.
@@ -218,7 +173,7 @@ class Lowering {
   void add_step(const KernelBody& body, const std::map<const Value*, int>& inputs,
                 const std::vector<int>& outputs) {
     int workspace = -1;  // created by the first kernel that takes it
-    for (KernelSpec& spec : emit_kernels(body)) {
+    for (KernelSpec& spec : emit_kernels(body, options_.target)) {
       ProgramStep step{
           .grid = spec.grid, .block = spec.block, .shared_bytes = spec.shared_bytes, .args = {}};
       size_t output = 0;

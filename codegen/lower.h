@@ -9,18 +9,17 @@
 //   outputs  a kernel writes a graph output directly into the output's buffer; an output that
 //            is a graph input, a constant, or the same value as an earlier output (through
 //            views or not) gets its own buffer, filled by a copy kernel at the end.
-//   kernels  loop kernels (fusion.loop, fusion.multi, single elementwise, broadcast and
-//            injective ops; loop_emitter.h), reduction kernels (fusion.reduction, single
-//            reductions; reduction_emitter.h), pooling (pool_emitter.h), attention
-//            (attention_emitter.h) and contraction kernels (fusion.epilogue, gemm, matmul,
-//            conv; contraction_emitter.h). Kernels of equal code are one ProgramKernel
+//   kernels  each kernel node's body goes to the first emitter of the emitter table
+//            (emitter_table.h: attention, pool, direct conv, cum_sum, contraction, reduction,
+//            loop) that takes it, which emits its kernels for CodegenOptions::target (a split-K
+//            contraction is two, sharing a workspace). Kernels of equal code are one ProgramKernel
 //            launched by several steps; its source's comment names every step's ONNX nodes.
 //            A kernel whose outputs have no elements still gets a step (one block that does
 //            nothing), so that every output buffer is passed to a step, as the runtime requires.
 //
-// Other kernel nodes (conv_transpose, opaque ops, and any op an emitter cannot compute) make
-// lowering throw one UnsupportedError listing them all: "the GPU backend does not generate
-// these kernels yet: ...".
+// Other kernel nodes (opaque ops no emitter anchors, such as top_k or einsum, and any op an
+// emitter cannot compute) make lowering throw one UnsupportedError listing them all: "the GPU
+// backend does not generate these kernels yet: ...".
 #pragma once
 
 #include <string>

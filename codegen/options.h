@@ -6,11 +6,17 @@
 #include <string>
 #include <vector>
 
+#include "target/target.h"
+
 namespace kiln::codegen {
 
 struct CodegenOptions {
   // NVRTC targets: a CUBIN for each, and PTX for the newest (for GPUs newer than all of them).
   std::vector<std::string> archs = {"sm_80", "sm_90"};
+  // The GPU the kernels are generated for (one source serves every arch): its SM count sizes
+  // grids and splits, its architecture picks emitter variants. for_archs() and for_target() set
+  // both fields consistently.
+  Target target = target_for_arch("sm_90");
   // Where compiled kernels are cached. Empty: $KILN_CACHE_DIR, else $XDG_CACHE_HOME/kiln, else
   // ~/.cache/kiln (nvrtc_compiler.h).
   std::string cache_dir;
@@ -24,6 +30,15 @@ struct CodegenOptions {
   // cache, with the jobs done so far and their total; one call at a time (kiln bench's
   // progress bar).
   std::function<void(size_t done, size_t total)> on_progress;
+
+  // Compiling for `archs`, the kernels generated for the newest of them (its nominal figures).
+  // Throws InputError on a malformed arch name or an empty list.
+  static CodegenOptions for_archs(std::vector<std::string> archs);
+  // Compiling for `target` alone (--arch native: the GPU's own figures).
+  static CodegenOptions for_target(Target target);
 };
+
+// The newest of `archs` (by number; sm_90a counts as sm_90), which is not empty.
+const std::string& newest_arch(const std::vector<std::string>& archs);
 
 }  // namespace kiln::codegen

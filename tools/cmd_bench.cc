@@ -26,11 +26,11 @@
 #include <optional>
 #include <random>
 
-#include "codegen/native_arch.h"
 #include "ir/error.h"
 #include "passes/precision_policy.h"
 #include "reference/reference_interpreter.h"
 #include "runtime/session.h"
+#include "target/native_target.h"
 #include "tools/commands.h"
 #include "tools/compare.h"
 #include "tools/model_compiler.h"
@@ -131,8 +131,7 @@ nlohmann::json bench_variant(const std::string& variant, const BenchOptions& opt
                              const onnx_import::ImportOptions& import_options,
                              const std::vector<Tensor>& inputs, const std::vector<Tensor>& expected,
                              Progress& progress, nlohmann::json& report) {
-  codegen::CodegenOptions codegen_options;
-  codegen_options.archs = {codegen::native_arch()};
+  codegen::CodegenOptions codegen_options = codegen::CodegenOptions::for_target(native_target());
   codegen_options.on_progress = [&](size_t done, size_t total) {
     progress.advance("kiln bench: compiling " + variant + " kernels (NVRTC)", done, total);
   };

@@ -60,8 +60,7 @@ int run_compile(const CompileCommandOptions& options) {
     throw;
   }
 
-  codegen::CodegenOptions codegen_options;
-  codegen_options.archs = archs.resolve();
+  codegen::CodegenOptions codegen_options = archs.resolve();
   codegen_options.cache_dir = options.cache_dir;
   codegen_options.threads = options.jobs;
   const CompiledModel compiled =

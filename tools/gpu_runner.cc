@@ -5,15 +5,14 @@
 
 #include "codegen/compile_program.h"
 #include "codegen/lower.h"
-#include "codegen/native_arch.h"
 #include "runtime/memory_plan.h"
 #include "runtime/session.h"
+#include "target/native_target.h"
 
 namespace kiln::tools {
 
 Program compile_for_this_gpu(const Graph& fused_graph) {
-  codegen::CodegenOptions options;
-  options.archs = {codegen::native_arch()};
+  const codegen::CodegenOptions options = codegen::CodegenOptions::for_target(native_target());
   Program program = codegen::lower_graph(fused_graph, options);
   codegen::compile_program(program, options);
   plan_memory(program);

@@ -2,14 +2,14 @@
 #include "tools/target_archs.h"
 
 #include "codegen/compile_program.h"
-#include "codegen/native_arch.h"
 #include "ir/error.h"
+#include "target/native_target.h"
 
 namespace kiln::tools {
 
 TargetArchs::TargetArchs(const std::vector<std::string>& requested) {
   if (requested.size() == 1 && requested[0] == "native") {
-    native_ = std::async(std::launch::async, codegen::native_arch);
+    native_ = std::async(std::launch::async, native_target);
     return;
   }
   for (const std::string& arch : requested) {
@@ -19,9 +19,9 @@ TargetArchs::TargetArchs(const std::vector<std::string>& requested) {
   archs_ = requested;
 }
 
-std::vector<std::string> TargetArchs::resolve() {
-  if (native_.valid()) archs_ = {native_.get()};
-  return archs_;
+codegen::CodegenOptions TargetArchs::resolve() {
+  if (native_.valid()) return codegen::CodegenOptions::for_target(native_.get());
+  return codegen::CodegenOptions::for_archs(archs_);
 }
 
 }  // namespace kiln::tools

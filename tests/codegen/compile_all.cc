@@ -157,7 +157,7 @@ int run(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--arch" && i + 1 < argc) {
-      options.archs = split(argv[++i]);
+      options = codegen::CodegenOptions::for_archs(split(argv[++i]));
     } else if (arg == "--precisions" && i + 1 < argc) {
       precisions = split(argv[++i]);
     } else if (arg == "--node-tests" && i + 1 < argc) {

@@ -7,9 +7,9 @@
 
 #include "codegen/compile_program.h"
 #include "codegen/device_functions.h"
-#include "codegen/native_arch.h"
 #include "codegen/nvrtc_compiler.h"
 #include "ir/error.h"
+#include "target/native_target.h"
 
 namespace kiln::codegen {
 namespace {
@@ -77,10 +77,13 @@ TEST(CodegenNvrtc, CompileProgramFillsEveryKernelForEveryArch) {
   EXPECT_NE(program.kernels[0].ptx.find(".target sm_90"), std::string::npos);
 }
 
-// On a machine with a GPU: its arch; without one: the error kiln compile --arch native shows.
-TEST(CodegenNvrtc, NativeArchIsTheDevicesOrAClearError) {
+// On a machine with a GPU: its target; without one: the error kiln compile --arch native shows.
+TEST(CodegenNvrtc, NativeTargetIsTheDevicesOrAClearError) {
   try {
-    EXPECT_TRUE(std::regex_match(native_arch(), std::regex("sm_[0-9]+")));
+    const Target target = native_target();
+    EXPECT_TRUE(std::regex_match(target.arch, std::regex("sm_[0-9]+")));
+    EXPECT_TRUE(target.from_device);
+    EXPECT_GT(target.sm_count, 0);
   } catch (const InputError& error) {
     EXPECT_EQ(std::string(error.what()).rfind("no CUDA device; pass --arch sm_80 or sm_90 (", 0),
               0u)

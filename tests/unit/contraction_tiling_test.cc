@@ -11,6 +11,8 @@
 namespace kiln::codegen {
 namespace {
 
+const Target kH100 = target_for_arch("sm_90");  // 132 SMs
+
 // A square block tile of `block` (128: 8 warps, 64: 4), K in `splits` slices.
 void expect_tiling(const MmaTiling& tiling, int block, int splits) {
   EXPECT_EQ(tiling.block_m, block);
@@ -21,36 +23,36 @@ void expect_tiling(const MmaTiling& tiling, int block, int splits) {
 
 TEST(ContractionTiling, LargeProblemsTakeTheLargestTile) {
   // BERT-base at batch 32, the FFN's first gemm: M = 32·128, N = 3072, K = 768: 768 blocks.
-  const MmaTiling tiling = choose_mma_tiling(1, 4096, 3072, 768);
+  const MmaTiling tiling = choose_mma_tiling(1, 4096, 3072, 768, kH100);
   expect_tiling(tiling, 128, 1);
   EXPECT_EQ(tiling.split_depth, 768);
   // ResNet-50 at batch 32, a 3×3 conv of layer 2: M = 32·28·28, N = 128, K = 1152: 196 blocks of
   // 128×128 (8 warps an SM).
-  expect_tiling(choose_mma_tiling(1, 25088, 128, 1152), 128, 1);
+  expect_tiling(choose_mma_tiling(1, 25088, 128, 1152, kH100), 128, 1);
   // BERT-base at batch 32, the attention output's gemm: M = 4096, N = 768: 192 blocks of 128×128.
-  expect_tiling(choose_mma_tiling(1, 4096, 768, 768), 128, 1);
+  expect_tiling(choose_mma_tiling(1, 4096, 768, 768, kH100), 128, 1);
   // Layer 3's (M = 32·14·14, N = 256): 98 blocks of 128×128, short of one an SM: 392 of 64×64.
-  expect_tiling(choose_mma_tiling(1, 6272, 256, 2304), 64, 1);
+  expect_tiling(choose_mma_tiling(1, 6272, 256, 2304, kH100), 64, 1);
   // Layer 4's (M = 32·7·7, N = 512): 13·4 = 52 blocks of 128×128: 200 of 64×64, enough not to
   // split K.
-  expect_tiling(choose_mma_tiling(1, 1568, 512, 4608), 64, 1);
+  expect_tiling(choose_mma_tiling(1, 1568, 512, 4608, kH100), 64, 1);
 }
 
 TEST(ContractionTiling, MediumProblemsTakeSmallerTiles) {
   // BERT-base at batch 1, the FFN's first gemm: M = 128, N = 3072, K = 768: 128×128 gives 24
   // blocks, 64×64 gives 96, then split in two.
-  const MmaTiling tiling = choose_mma_tiling(1, 128, 3072, 768);
+  const MmaTiling tiling = choose_mma_tiling(1, 128, 3072, 768, kH100);
   expect_tiling(tiling, 64, 2);
   EXPECT_EQ(tiling.split_depth, 384);
   // ResNet-50 at batch 1, layer 1's 1×1 conv to 256 channels: M = 3136, N = 256: 128×128 gives
   // 50 blocks, 64×64 gives 196.
-  expect_tiling(choose_mma_tiling(1, 3136, 256, 64), 64, 1);
+  expect_tiling(choose_mma_tiling(1, 3136, 256, 64, kH100), 64, 1);
 }
 
 TEST(ContractionTiling, SmallGridsSplitK) {
   // ResNet-50 at batch 1, layer 4's 3×3 conv: M = 49, N = 512, K = 4608: 8 blocks of 64×64,
   // split into 16 slices of 288 (9 K-steps each).
-  const MmaTiling tiling = choose_mma_tiling(1, 49, 512, 4608);
+  const MmaTiling tiling = choose_mma_tiling(1, 49, 512, 4608, kH100);
   EXPECT_EQ(tiling.block_m, 64);
   EXPECT_EQ(tiling.splits, 16);
   EXPECT_EQ(tiling.split_depth, 288);
@@ -61,9 +63,23 @@ TEST(ContractionTiling, SmallGridsSplitK) {
 
 TEST(ContractionTiling, ShallowProblemsDoNotSplit) {
   // A depthwise-sized depth (9) or anything under 2 · kMinSplitTiles K-steps stays whole.
-  EXPECT_EQ(choose_mma_tiling(32, 49, 1, 9).splits, 1);
-  EXPECT_EQ(choose_mma_tiling(1, 49, 64, (2 * kMinSplitTiles - 1) * kMmaTileK).splits, 1);
-  EXPECT_EQ(choose_mma_tiling(1, 49, 64, 2 * kMinSplitTiles * kMmaTileK).splits, 2);
+  EXPECT_EQ(choose_mma_tiling(32, 49, 1, 9, kH100).splits, 1);
+  EXPECT_EQ(choose_mma_tiling(1, 49, 64, (2 * kMinSplitTiles - 1) * kMmaTileK, kH100).splits, 1);
+  EXPECT_EQ(choose_mma_tiling(1, 49, 64, 2 * kMinSplitTiles * kMmaTileK, kH100).splits, 2);
+}
+
+TEST(ContractionTiling, TheTargetsSmCountSizesTheGrid) {
+  // ResNet-50 at batch 32, layer 3's 3×3 conv: 98 blocks of 128×128 fill neither an H100's 132
+  // SMs nor an A100's 108; layer 2's 196 fill both. BERT-base b1's 96 blocks of 64×64 split K in
+  // two for 132 SMs and 108 alike, but a target of 96 SMs or fewer leaves them whole.
+  const Target a100 = target_for_arch("sm_80");
+  EXPECT_EQ(a100.sm_count, 108);
+  expect_tiling(choose_mma_tiling(1, 6272, 256, 2304, a100), 64, 1);
+  expect_tiling(choose_mma_tiling(1, 25088, 128, 1152, a100), 128, 1);
+  Target small = a100;
+  small.sm_count = 96;
+  expect_tiling(choose_mma_tiling(1, 128, 3072, 768, small), 64, 1);
+  expect_tiling(choose_mma_tiling(1, 128, 3072, 768, a100), 64, 2);
 }
 
 TEST(ContractionTiling, SplitKLowersToTwoStepsSharingAWorkspace) {

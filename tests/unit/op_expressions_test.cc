@@ -2,12 +2,13 @@
 // kernel computes elementwise (category elementwise or broadcast) has a CUDA expression, and
 // every expression belongs to such an op. Adding an elementwise op to ir/ops/ without its
 // expression fails here, before any GPU run would.
+#include "codegen/op_expressions.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <memory>
 
-#include "codegen/op_expressions.h"
 #include "ir/op_registry.h"
 #include "ir/parser.h"
 
@@ -31,9 +32,8 @@ TEST(OpExpressionsTest, EveryExpressionBelongsToAnElementwiseOp) {
   for (const auto& [name, expression] : op_expression_table()) {
     const OpInfo* op = OpRegistry::global().find(name);
     ASSERT_NE(op, nullptr) << "expression for '" << name << "', which the op table lacks";
-    EXPECT_TRUE(computed_elementwise(*op))
-        << name << " is a " << op_category_name(op->category)
-        << " op: loop kernels never ask for its expression";
+    EXPECT_TRUE(computed_elementwise(*op)) << name << " is a " << op_category_name(op->category)
+                                           << " op: loop kernels never ask for its expression";
   }
 }
 
