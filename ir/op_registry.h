@@ -2,7 +2,7 @@
 // schema, operand count, shape function, CPU reference kernel, and backend-free policy facts.
 // Shape inference, the verifier, the printer and parser, the reference interpreter, the passes
 // and codegen all read this table. No backend's code lives here: each backend keeps its own
-// table keyed by op name (codegen/op_expressions.h: the CUDA expression of elementwise ops).
+// table keyed by op name (codegen/op_expressions.h: each elementwise op's device expression).
 //
 // Op families register themselves from ir/ops/*.cc through explicit functions listed in
 // ir/ops/all_ops.cc (no static initializers, so nothing is lost when linking static libraries).

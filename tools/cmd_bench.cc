@@ -27,15 +27,14 @@
 #include <random>
 
 #include "ir/error.h"
+#include "kiln/compiler.h"
 #include "passes/precision_policy.h"
 #include "reference/reference_interpreter.h"
 #include "runtime/session.h"
-#include "target/native_target.h"
 #include "tools/commands.h"
 #include "tools/compare.h"
-#include "tools/model_compiler.h"
 #include "tools/model_inputs.h"
-#include "tools/model_loading.h"
+#include "tools/input_shapes.h"
 #include "tools/pass_options.h"
 #include "tools/progress.h"
 
@@ -128,18 +127,21 @@ nlohmann::json profile_launches(Session& session, const BenchOptions& options) {
 // median_ms, p90_ms).
 // Throws what compiling, loading or running throws.
 nlohmann::json bench_variant(const std::string& variant, const BenchOptions& options,
-                             const onnx_import::ImportOptions& import_options,
+                             const std::map<std::string, Shape>& input_shapes,
                              const std::vector<Tensor>& inputs, const std::vector<Tensor>& expected,
                              Progress& progress, nlohmann::json& report) {
-  codegen::CodegenOptions codegen_options = codegen::CodegenOptions::for_target(native_target());
-  codegen_options.on_progress = [&](size_t done, size_t total) {
+  CompileOptions compile_options;
+  compile_options.archs = {"native"};
+  compile_options.pipeline = options.passes.pipeline();
+  compile_options.pipeline.fusion = variant == "fused";
+  compile_options.on_progress = [&](size_t done, size_t total) {
     progress.advance("kiln bench: compiling " + variant + " kernels (NVRTC)", done, total);
   };
   progress.stage("compiling " + variant);
   const auto start = std::chrono::steady_clock::now();
-  std::unique_ptr<Graph> graph = load_model(options.model, import_options);
-  Program program =
-      compile_model(*graph, variant == "fused", options.passes, codegen_options).program;
+  CompiledModel compiled = compile(options.model, compile_options, input_shapes);
+  options.passes.print_refusals(compiled.refusals);
+  Program program = std::move(compiled.program);
   const double compile_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const size_t steps = program.steps.size();
@@ -213,9 +215,8 @@ int run_bench(const BenchOptions& options) {
   }
   require_cuda_device();
   Progress progress = Progress::on_stderr("kiln bench: ", options.progress);
-  onnx_import::ImportOptions import_options;
-  import_options.input_shapes = parse_input_shapes(options.input_shapes);
-  const std::unique_ptr<Graph> reference_graph = load_model(options.model, import_options);
+  const std::map<std::string, Shape> input_shapes = parse_input_shapes(options.input_shapes);
+  const std::unique_ptr<Graph> reference_graph = load_model(options.model, input_shapes);
   const std::vector<Tensor> inputs = round_float_inputs(
       options.inputs.empty()
           ? random_inputs(*reference_graph)
@@ -242,7 +243,7 @@ int run_bench(const BenchOptions& options) {
     // reported in its row and the JSON; the other variants still run.
     try {
       nlohmann::json entry =
-          bench_variant(variant, options, import_options, inputs, expected, progress, report);
+          bench_variant(variant, options, input_shapes, inputs, expected, progress, report);
       const double median = entry["median_ms"].get<double>();
       if (baseline_ms == 0) baseline_ms = median;
       entry["speedup"] = baseline_ms / median;

@@ -1,6 +1,5 @@
-// kiln compile: a model through the pass pipeline to the fused stage, lowered to CUDA kernels
-// (codegen/lower.h), compiled with NVRTC (codegen/compile_program.h), its intermediates placed
-// by the memory planner (runtime/memory_plan.h) and written as a .kiln program
+// kiln compile: a model compiled by the driver (kiln/compiler.h: the pass pipeline to the fused
+// stage, CUDA kernels for the target, NVRTC, the memory plan) and written as a .kiln program
 // (runtime/program_io.h). --emit-cuda DIR writes each kernel's source as DIR/<kernel>.cu, exactly
 // what NVRTC compiles, before compiling.
 #include <fmt/format.h>
@@ -11,14 +10,12 @@
 #include <iostream>
 #include <memory>
 
-#include "codegen/compile_program.h"
 #include "ir/error.h"
+#include "kiln/compiler.h"
 #include "runtime/program_io.h"
 #include "tools/commands.h"
-#include "tools/model_compiler.h"
-#include "tools/model_loading.h"
+#include "tools/input_shapes.h"
 #include "tools/pass_options.h"
-#include "tools/target_archs.h"
 
 namespace kiln::tools {
 namespace {
@@ -47,26 +44,18 @@ void write_kernel_sources(const Program& program, const std::string& directory) 
 }
 
 int run_compile(const CompileCommandOptions& options) {
-  // First, so that the driver query of --arch native overlaps the model's loading and passes.
-  TargetArchs archs(options.archs);
-  std::unique_ptr<Graph> graph;
-  try {
-    onnx_import::ImportOptions import_options;
-    import_options.input_shapes = parse_input_shapes(options.input_shapes);
-    graph = load_model(options.model, import_options);
-    optimize_model(*graph, !options.no_fusion, options.passes);
-  } catch (...) {
-    archs.resolve();  // a failed driver query is still the error shown, as when it came first
-    throw;
-  }
-
-  codegen::CodegenOptions codegen_options = archs.resolve();
-  codegen_options.cache_dir = options.cache_dir;
-  codegen_options.threads = options.jobs;
+  CompileOptions compile_options;
+  compile_options.archs = options.archs;
+  compile_options.pipeline = options.passes.pipeline();
+  compile_options.pipeline.fusion = !options.no_fusion;
+  compile_options.cache_dir = options.cache_dir;
+  compile_options.threads = options.jobs;
+  compile_options.on_lowered = [&](const Program& program) {
+    if (!options.emit_cuda.empty()) write_kernel_sources(program, options.emit_cuda);
+  };
   const CompiledModel compiled =
-      compile_optimized_model(*graph, codegen_options, [&](const Program& program) {
-        if (!options.emit_cuda.empty()) write_kernel_sources(program, options.emit_cuda);
-      });
+      compile(options.model, compile_options, parse_input_shapes(options.input_shapes));
+  options.passes.print_refusals(compiled.refusals);
   const Program& program = compiled.program;
   const codegen::CompileStats& stats = compiled.stats;
   std::cerr << fmt::format(
@@ -76,6 +65,7 @@ int run_compile(const CompileCommandOptions& options) {
       stats.compilations, stats.cache_hits,
       stats.cache_directory.empty() ? "" : " (" + stats.cache_directory + ")", stats.seconds,
       compiled.memory.peak_bytes);
+  std::cerr << "kiln compile: kernels generated for " << compiled.target.describe() << "\n";
   if (!options.output.empty()) write_program(program, options.output);
   return 0;
 }

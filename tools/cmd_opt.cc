@@ -7,10 +7,9 @@
 
 #include "ir/error.h"
 #include "ir/printer.h"
+#include "kiln/compiler.h"
 #include "passes/mixed_precision.h"
-#include "passes/pipeline.h"
 #include "tools/commands.h"
-#include "tools/model_loading.h"
 #include "tools/pass_options.h"
 
 namespace kiln::tools {
@@ -25,8 +24,6 @@ struct OptOptions {
 
 int run_opt(const OptOptions& options) {
   const std::unique_ptr<Graph> graph = load_model(options.file);
-  std::vector<std::unique_ptr<passes::Pass>> pipeline;
-  for (const std::string& name : options.passes) pipeline.push_back(passes::make_pass(name));
   const bool runs_mixed_precision =
       std::count(options.passes.begin(), options.passes.end(), passes::MixedPrecision::kName) != 0;
   if (options.pass_options.precision.requested() && !runs_mixed_precision) {
@@ -34,7 +31,8 @@ int run_opt(const OptOptions& options) {
                      passes::MixedPrecision::kName + " pass: add it to --passes");
   }
 
-  run_pipeline(*graph, pipeline, options.pass_options);
+  const PassOptions& pass_options = options.pass_options;
+  pass_options.print_refusals(run_passes(*graph, options.passes, pass_options.pipeline()));
 
   PrintOptions print_options;
   print_options.max_inline_elements = options.max_inline_elements;

@@ -10,12 +10,13 @@
 #include <memory>
 
 #include "ir/error.h"
+#include "kiln/compiler.h"
 #include "reference/reference_interpreter.h"
 #include "runtime/session.h"
 #include "tools/commands.h"
 #include "tools/compare.h"
 #include "tools/model_inputs.h"
-#include "tools/model_loading.h"
+#include "tools/input_shapes.h"
 #include "tools/pass_options.h"
 #include "tools/tensor_files.h"
 
@@ -117,12 +118,10 @@ int run_model(const RunOptions& options) {
   }
   create_output_dir(options);
   const std::map<std::string, Tensor> given = read_input_files(options.inputs);
-  onnx_import::ImportOptions import_options;
-  import_options.input_shapes = parse_input_shapes(options.input_shapes);
+  std::map<std::string, Shape> input_shapes = parse_input_shapes(options.input_shapes);
   // Symbolic dimensions not bound by --input-shape take the shape of the input file.
-  for (const auto& [name, tensor] : given)
-    import_options.input_shapes.emplace(name, tensor.shape());
-  const std::unique_ptr<Graph> graph = load_model(options.model, import_options);
+  for (const auto& [name, tensor] : given) input_shapes.emplace(name, tensor.shape());
+  const std::unique_ptr<Graph> graph = load_model(options.model, input_shapes);
   apply_stage(*graph, options.stage);
   const std::vector<Tensor> inputs = order_inputs(graph_signature(*graph), given);
 

@@ -37,13 +37,12 @@
 #include "frontend/proto_io.h"
 #include "frontend/tensor_proto.h"
 #include "ir/error.h"
+#include "kiln/compiler.h"
 #include "onnx/onnx.pb.h"
-#include "passes/pipeline.h"
 #include "reference/reference_interpreter.h"
 #include "runtime/session.h"
 #include "tools/commands.h"
 #include "tools/compare.h"
-#include "tools/gpu_runner.h"
 #include "tools/model_inputs.h"
 #include "tools/pass_options.h"
 
@@ -227,13 +226,15 @@ class GpuBackendRefusal : public UnsupportedError {
 };
 
 std::vector<Tensor> run_graph_on_gpu(const Graph& fused_graph, const std::vector<Tensor>& inputs) {
+  CompileOptions options;
+  options.archs = {"native"};
   Program program;
   try {
-    program = compile_for_this_gpu(fused_graph);
+    program = compile_fused(fused_graph, options).program;
   } catch (const UnsupportedError& error) {
     throw GpuBackendRefusal(error.what());
   }
-  return run_on_gpu(std::move(program), inputs);
+  return Session::load(std::move(program)).run(inputs);
 }
 
 // Runs every data set of one case on `device`; returns "" when all outputs pass, else what
@@ -253,9 +254,9 @@ std::string run_case(const fs::path& case_dir, const ModelFacts& facts,
     const std::map<std::string, Tensor> inputs = read_data_set_inputs(data_dir, facts.input_names);
     const std::unique_ptr<Graph> graph = import_for_data_set(case_dir / "model.onnx", inputs);
     if (precision.requested() || on_gpu) {
-      PassOptions pass_options;
-      pass_options.precision = precision;
-      run_pipeline(*graph, passes::default_pipeline(passes::Stage::kFused), pass_options);
+      PipelineOptions pipeline;
+      precision.apply(pipeline);
+      optimize(*graph, Stage::kFused, pipeline);
     }
     const bool retyped_io = precision.io_precision != "declared";
     std::vector<Tensor> graph_inputs;
@@ -327,7 +328,7 @@ int run_test_onnx(const TestOnnxOptions& options) {
   for (const std::string& path : options.expected_failures_files) {
     read_expected_failures(path, expected_failures);
   }
-  passes::PassContext checked;
+  PipelineOptions checked;
   options.precision.apply(checked);  // bad precision options fail before any case runs
   const Judge judge{default_tolerance(options), passes::half_dtype(checked.precision).has_value(),
                     options.min_cosine};

@@ -5,7 +5,6 @@
 #include <iostream>
 
 #include "ir/error.h"
-#include "ir/op_registry.h"
 #include "passes/fuse_kernels.h"
 #include "passes/fuse_siblings.h"
 #include "passes/pipeline.h"
@@ -16,17 +15,28 @@ bool PrecisionOptions::requested() const {
   return precision != "fp32" || io_precision != "declared" || !keep_fp32.empty();
 }
 
-void PrecisionOptions::apply(passes::PassContext& context) const {
-  context.precision = passes::parse_precision(precision);
-  context.io_dtype = passes::parse_io_precision(io_precision);
-  passes::check_io_precision(context.precision, context.io_dtype);
-  for (const std::string& op : keep_fp32) {
-    if (!OpRegistry::global().find(op)) {
-      throw InputError("--keep-fp32 '" + op +
-                       "': no kiln op has that name (kiln op names are snake_case, such as "
-                       "matmul or layer_normalization; kiln list-ops shows them all)");
-    }
-    context.keep_fp32.insert(op);
+void PrecisionOptions::apply(PipelineOptions& pipeline) const {
+  pipeline.precision = passes::parse_precision(precision);
+  pipeline.io_dtype = passes::parse_io_precision(io_precision);
+  pipeline.keep_fp32 = {keep_fp32.begin(), keep_fp32.end()};
+  check_pipeline_options(pipeline);
+}
+
+PipelineOptions PassOptions::pipeline() const {
+  PipelineOptions pipeline;
+  precision.apply(pipeline);
+  pipeline.disabled_passes = {disabled.begin(), disabled.end()};
+  pipeline.print_after = {print_after.begin(), print_after.end()};
+  pipeline.time_passes = time_passes;
+  pipeline.dump = &std::cerr;
+  return pipeline;
+}
+
+void PassOptions::print_refusals(const std::vector<std::string>& refusals) const {
+  for (const std::string& refusal : refusals) {
+    const bool from_fusion = refusal.starts_with(std::string(passes::FuseKernels::kName) + ":") ||
+                             refusal.starts_with(std::string(passes::FuseSiblings::kName) + ":");
+    if (explain_refusals || (explain_fusion && from_fusion)) std::cerr << refusal << "\n";
   }
 }
 
@@ -86,28 +96,8 @@ void apply_stage(Graph& graph, const StageOptions& options) {
         "the mixed-precision pass), not at --stage " +
         options.stage + "; leave --stage out or use --stage fused");
   }
-  if (stage != passes::Stage::kImported) {
-    run_pipeline(graph, passes::default_pipeline(stage), options.pass_options);
-  }
-}
-
-void run_pipeline(Graph& graph, const std::vector<std::unique_ptr<passes::Pass>>& pipeline,
-                  const PassOptions& options) {
-  passes::PassContext context;
-  context.disabled = {options.disabled.begin(), options.disabled.end()};
-  context.print_after = {options.print_after.begin(), options.print_after.end()};
-  context.time_passes = options.time_passes;
-  context.verify_each = true;
-  context.dump = &std::cerr;
-  options.precision.apply(context);
-  passes::run_passes(graph, pipeline, context);
-  for (const std::string& refusal : context.refusals) {
-    const bool from_fusion = refusal.starts_with(std::string(passes::FuseKernels::kName) + ":") ||
-                             refusal.starts_with(std::string(passes::FuseSiblings::kName) + ":");
-    if (options.explain_refusals || (options.explain_fusion && from_fusion)) {
-      std::cerr << refusal << "\n";
-    }
-  }
+  const PassOptions& pass_options = options.pass_options;
+  pass_options.print_refusals(optimize(graph, stage, pass_options.pipeline()));
 }
 
 }  // namespace kiln::tools

@@ -1,6 +1,7 @@
 // The pass options the commands share (--stage, --print-after, --disable-pass, --time-passes,
 // --explain-refusals, --explain-fusion, and the mixed-precision options --precision,
-// --io-precision, --keep-fp32) and running a pipeline with them; dumps and refusals go to stderr.
+// --io-precision, --keep-fp32), as the driver's PipelineOptions (kiln/compiler.h); dumps and
+// refusals go to stderr.
 #pragma once
 
 #include <memory>
@@ -8,7 +9,7 @@
 #include <vector>
 
 #include "ir/graph.h"
-#include "passes/pass.h"
+#include "kiln/compiler.h"
 
 namespace CLI {
 class App;
@@ -25,9 +26,9 @@ struct PrecisionOptions {
 
   // Whether any of them differs from its default, so the mixed-precision pass has work.
   bool requested() const;
-  // Sets the context's precision fields; throws InputError on an op name kiln does not have or
-  // an io precision without a 16-bit precision.
-  void apply(passes::PassContext& context) const;
+  // Sets the pipeline's precision fields and checks them (check_pipeline_options): throws
+  // InputError on an op name kiln does not have or an io precision without a 16-bit precision.
+  void apply(PipelineOptions& pipeline) const;
 };
 
 void add_precision_options(CLI::App& command, PrecisionOptions& options);
@@ -39,6 +40,12 @@ struct PassOptions {
   bool explain_refusals = false;  // every pass's refusals
   bool explain_fusion = false;    // only fuse-kernels' and fuse-siblings'
   PrecisionOptions precision;
+
+  // The driver's options for these (passes print and time to stderr); throws as apply does.
+  PipelineOptions pipeline() const;
+  // Prints the refusals these options ask for to stderr: all with --explain-refusals, the
+  // fusion passes' with --explain-fusion.
+  void print_refusals(const std::vector<std::string>& refusals) const;
 };
 
 void add_pass_options(CLI::App& command, PassOptions& options);
@@ -55,9 +62,5 @@ void add_stage_options(CLI::App& command, StageOptions& options);
 // Runs the default pipeline on `graph` when the stage asks for it. Throws InputError when
 // precision options come with --stage imported or optimized.
 void apply_stage(Graph& graph, const StageOptions& options);
-
-// Runs `pipeline` on `graph`, verifying after each pass.
-void run_pipeline(Graph& graph, const std::vector<std::unique_ptr<passes::Pass>>& pipeline,
-                  const PassOptions& options);
 
 }  // namespace kiln::tools

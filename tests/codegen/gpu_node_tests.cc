@@ -24,11 +24,10 @@
 #include <vector>
 
 #include "ir/error.h"
-#include "passes/pipeline.h"
+#include "kiln/compiler.h"
 #include "runtime/session.h"
 #include "tests/codegen/node_test_cases.h"
 #include "tools/compare.h"
-#include "tools/gpu_runner.h"
 
 namespace kiln::testing {
 namespace {
@@ -62,12 +61,14 @@ std::string judge(const Tensor& got, const Tensor& want, bool by_cosine) {
 
 // Compiles and runs one case; returns "" when every output matches, else what went wrong.
 std::string run_case(NodeTestCase& test_case, bool by_cosine) {
-  Program program = tools::compile_for_this_gpu(*test_case.graph);
+  CompileOptions options;
+  options.archs = {"native"};
+  Program program = compile_fused(*test_case.graph, options).program;
   std::vector<Tensor> inputs;
   for (const Value* input : test_case.graph->inputs()) {
     inputs.push_back(test_case.inputs.at(input->name()));
   }
-  const std::vector<Tensor> outputs = tools::run_on_gpu(std::move(program), inputs);
+  const std::vector<Tensor> outputs = Session::load(std::move(program)).run(inputs);
   std::string problems;
   for (size_t k = 0; k < outputs.size() && k < test_case.expected.size(); ++k) {
     const std::string problem = judge(outputs[k], test_case.expected[k], by_cosine);
@@ -98,10 +99,9 @@ int run(const Options& options) {
     }
     std::string problem;
     try {
-      passes::PassContext context;
-      context.precision = passes::parse_precision(options.precision);
-      passes::run_passes(*test_case.graph, passes::default_pipeline(passes::Stage::kFused),
-                         context);
+      PipelineOptions pipeline;
+      pipeline.precision = passes::parse_precision(options.precision);
+      optimize(*test_case.graph, Stage::kFused, pipeline);
       problem = run_case(test_case, options.precision != "fp32");
     } catch (const UnsupportedError&) {
       ++skipped;

@@ -10,7 +10,7 @@
 #include "frontend/op_support.h"
 #include "frontend_model_builder.h"
 #include "ir/error.h"
-#include "tools/model_loading.h"
+#include "tools/input_shapes.h"
 #include "tools/tensor_files.h"
 
 namespace kiln::onnx_import {

@@ -8,7 +8,7 @@
 
 #include "ir/error.h"
 #include "tools/compare.h"
-#include "tools/model_loading.h"
+#include "tools/input_shapes.h"
 #include "tools/tensor_files.h"
 
 namespace kiln::tools {

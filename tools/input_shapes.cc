@@ -1,9 +1,7 @@
-// Model loading for the kiln commands.
-#include "tools/model_loading.h"
+// Parsing --input-shape specs (see the header).
+#include "tools/input_shapes.h"
 
-#include "frontend/proto_io.h"
 #include "ir/error.h"
-#include "ir/parser.h"
 
 namespace kiln::tools {
 
@@ -32,13 +30,6 @@ std::map<std::string, Shape> parse_input_shapes(const std::vector<std::string>& 
     shapes[spec.substr(0, equals)] = shape;
   }
   return shapes;
-}
-
-std::unique_ptr<Graph> load_model(const std::string& path,
-                                  const onnx_import::ImportOptions& options) {
-  if (path.ends_with(".onnx")) return onnx_import::import_onnx_file(path, options);
-  if (path.ends_with(".kir")) return parse_graph(onnx_import::read_whole_file(path), path);
-  throw InputError(path + ": unknown model type (expected .onnx or .kir)");
 }
 
 }  // namespace kiln::tools

@@ -1,0 +1,169 @@
+// The compiler driver (see the header).
+#include "kiln/compiler.h"
+
+#include <future>
+
+#include "codegen/lower.h"
+#include "frontend/onnx_importer.h"
+#include "frontend/proto_io.h"
+#include "ir/error.h"
+#include "ir/op_registry.h"
+#include "ir/parser.h"
+#include "passes/fuse_kernels.h"
+#include "passes/fuse_siblings.h"
+#include "target/native_target.h"
+
+namespace kiln {
+namespace {
+
+// The codegen options of `options`, resolved in two halves so that the driver query of native
+// (~0.4 s on an H100 host) runs beside loading and optimizing the model: start() checks archs
+// (names, NVRTC's support) at once or starts the query; finish() waits for it.
+class CodegenResolution {
+ public:
+  explicit CodegenResolution(const CompileOptions& options) : options_(options) {
+    const auto& archs = options.archs;
+    if (std::find(archs.begin(), archs.end(), "native") == archs.end()) {
+      codegen::check_archs(archs);
+      return;
+    }
+    if (archs.size() > 1) throw InputError("--arch native cannot be combined with other archs");
+    native_ = std::async(std::launch::async, native_target);
+  }
+
+  // Waits for the driver query; when the caller's work failed, a failed query is the error
+  // shown, as if it had come first.
+  void settle() {
+    if (native_.valid()) native_target_ = native_.get();
+  }
+
+  codegen::CodegenOptions finish() {
+    settle();
+    codegen::CodegenOptions codegen = native_target_
+                                          ? codegen::CodegenOptions::for_target(*native_target_)
+                                          : codegen::CodegenOptions::for_archs(options_.archs);
+    codegen.cache_dir = options_.cache_dir;
+    codegen.threads = options_.threads;
+    codegen.on_progress = options_.on_progress;
+    return codegen;
+  }
+
+ private:
+  const CompileOptions& options_;
+  std::future<Target> native_;
+  std::optional<Target> native_target_;
+};
+
+passes::PassContext pass_context(const PipelineOptions& options) {
+  check_pipeline_options(options);
+  passes::PassContext context;
+  context.disabled = options.disabled_passes;
+  if (!options.fusion) {
+    context.disabled.insert(passes::FuseKernels::kName);
+    context.disabled.insert(passes::FuseSiblings::kName);
+  }
+  context.print_after = options.print_after;
+  context.time_passes = options.time_passes;
+  context.verify_each = true;
+  context.dump = options.dump;
+  context.precision = options.precision;
+  context.io_dtype = options.io_dtype;
+  context.keep_fp32 = options.keep_fp32;
+  return context;
+}
+
+std::vector<std::string> run_pipeline(Graph& graph,
+                                      const std::vector<std::unique_ptr<passes::Pass>>& pipeline,
+                                      const PipelineOptions& options) {
+  passes::PassContext context = pass_context(options);
+  passes::run_passes(graph, pipeline, context);
+  return std::move(context.refusals);
+}
+
+CompiledModel compile_with(const Graph& fused_graph, CodegenResolution& resolution,
+                           const CompileOptions& options) {
+  const codegen::CodegenOptions codegen = resolution.finish();
+  CompiledModel compiled;
+  compiled.target = codegen.target;
+  compiled.program = codegen::lower_graph(fused_graph, codegen);
+  if (options.on_lowered) options.on_lowered(compiled.program);
+  compiled.stats = codegen::compile_program(compiled.program, codegen);
+  compiled.memory = plan_memory(compiled.program);
+  return compiled;
+}
+
+// Optimizes `graph` to the fused stage beside the resolution's driver query, then compiles it.
+CompiledModel optimize_and_compile(Graph& graph, CodegenResolution& resolution,
+                                   const CompileOptions& options) {
+  std::vector<std::string> refusals;
+  try {
+    refusals = optimize(graph, Stage::kFused, options.pipeline);
+  } catch (...) {
+    resolution.settle();
+    throw;
+  }
+  CompiledModel compiled = compile_with(graph, resolution, options);
+  compiled.refusals = std::move(refusals);
+  return compiled;
+}
+
+}  // namespace
+
+void check_pipeline_options(const PipelineOptions& options) {
+  for (const std::string& op : options.keep_fp32) {
+    if (!OpRegistry::global().find(op)) {
+      throw InputError("--keep-fp32 '" + op +
+                       "': no kiln op has that name (kiln op names are snake_case, such as "
+                       "matmul or layer_normalization; kiln list-ops shows them all)");
+    }
+  }
+  passes::check_io_precision(options.precision, options.io_dtype);
+}
+
+std::unique_ptr<Graph> load_model(const std::string& path,
+                                  const std::map<std::string, Shape>& input_shapes) {
+  if (path.ends_with(".onnx")) {
+    onnx_import::ImportOptions import_options;
+    import_options.input_shapes = input_shapes;
+    return onnx_import::import_onnx_file(path, import_options);
+  }
+  if (path.ends_with(".kir")) return parse_graph(onnx_import::read_whole_file(path), path);
+  throw InputError(path + ": unknown model type (expected .onnx or .kir)");
+}
+
+std::vector<std::string> optimize(Graph& graph, Stage stage, const PipelineOptions& options) {
+  if (stage == Stage::kImported) return {};
+  return run_pipeline(graph, passes::default_pipeline(stage), options);
+}
+
+std::vector<std::string> run_passes(Graph& graph, const std::vector<std::string>& pass_names,
+                                    const PipelineOptions& options) {
+  std::vector<std::unique_ptr<passes::Pass>> pipeline;
+  for (const std::string& name : pass_names) pipeline.push_back(passes::make_pass(name));
+  return run_pipeline(graph, pipeline, options);
+}
+
+CompiledModel compile(const std::string& model_path, const CompileOptions& options,
+                      const std::map<std::string, Shape>& input_shapes) {
+  CodegenResolution resolution(options);
+  std::unique_ptr<Graph> graph;
+  try {
+    graph = load_model(model_path, input_shapes);
+  } catch (...) {
+    resolution.settle();
+    throw;
+  }
+  return optimize_and_compile(*graph, resolution, options);
+}
+
+CompiledModel compile(Graph& graph, const CompileOptions& options) {
+  CodegenResolution resolution(options);
+  return optimize_and_compile(graph, resolution, options);
+}
+
+CompiledModel compile_fused(const Graph& fused_graph, const CompileOptions& options) {
+  CodegenResolution resolution(options);
+  return compile_with(fused_graph, resolution, options);
+}
+
+}  // namespace kiln
