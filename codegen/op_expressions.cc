@@ -77,6 +77,7 @@ std::map<std::string, CudaExprFn> make_table() {
       {"selu", cuda_pattern<"{0} <= 0 ? {gamma} * ({alpha} * exp({0}) - {alpha}) : {gamma} * {0}">},
       {"sigmoid", cuda_pattern<"kiln_sigmoid({0})">},
       {"silu", cuda_pattern<"{0} * kiln_sigmoid({0})">},
+      {"swish", cuda_pattern<"{0} * kiln_sigmoid({alpha} * {0})">},
       {"hard_sigmoid", cuda_pattern<"kiln_clamp<{T}>({alpha} * {0} + {beta}, 0, 1)">},
       {"hard_swish", cuda_pattern<"{0} * kiln_clamp<{T}>(({T})(1.0 / 6) * {0} + ({T})0.5, 0, 1)">},
       {"softplus", cuda_pattern<"kiln_softplus({0})">},

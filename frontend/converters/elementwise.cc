@@ -34,6 +34,7 @@ constexpr DirectOp kDirectOps[] = {
     {"Softplus", "softplus", 13},
     {"Softsign", "softsign", 13},
     {"Mish", "mish", 18},
+    {"Swish", "swish", 24},
     {"Celu", "celu", 13},
     {"ThresholdedRelu", "thresholded_relu", 13},
     {"Shrink", "shrink", 13},

@@ -155,6 +155,9 @@ void register_elementwise_unary_ops(OpRegistry& registry) {
       "sigmoid", [](auto x, const auto&) { return logistic(x); }));
   add(unary_op<kFloatTypes>(
       "silu", [](auto x, const auto&) { return x * logistic(x); }));
+  add(unary_op<kFloatTypes>("swish",
+                            [](auto x, const auto& p) { return x * logistic(p.alpha * x); },
+                            {float_attr("alpha", 1.0)}));
   add(unary_op<kFloatTypes>("hard_sigmoid",
                             [](auto x, const auto& p) {
                               using T = decltype(x);

@@ -47,6 +47,14 @@ TEST(ElementwiseOpsTest, SigmoidAndSoftplusStayFiniteForLargeInputs) {
   expect_floats_near(run_op("softplus", {x}), {0, std::log(2.0f), 200, std::log1p(std::exp(1.0f))});
 }
 
+TEST(ElementwiseOpsTest, SwishScalesTheSigmoidInputByAlpha) {
+  // alpha defaults to 1 (silu); x * sigmoid(x) stays finite at +-200 and keeps NaN.
+  const Tensor x = f32_tensor({6}, {-200, -1, 0, 2, 200, kNaN});
+  expect_floats_near(run_op("swish", {x}), {0, -0.26894142f, 0, 1.76159416f, 200, kNaN});
+  expect_floats_near(run_op("swish", {f32_tensor({2}, {-1, 0.5f})}, {{"alpha", 2.0}}),
+                     {-0.11920292f, 0.36552929f});
+}
+
 TEST(ElementwiseOpsTest, GeluExactAndTanhApproximation) {
   const Tensor x = f32_tensor({2}, {-1, 1.5f});
   expect_floats_near(run_op("gelu", {x}), {-0.15865525f, 1.39978920f});
@@ -288,6 +296,7 @@ namespace {
 using frontend_test::add_int_attr;
 using frontend_test::import_error;
 using frontend_test::ModelBuilder;
+using op_test::expect_floats_near;
 using op_test::f32_tensor;
 using op_test::node_ops;
 using ::testing::HasSubstr;
@@ -316,6 +325,17 @@ TEST(ElementwiseConvertersTest, AttributesAreCopiedByTheKilnSchema) {
   const std::unique_ptr<Graph> graph = builder.import();
   ASSERT_EQ(node_ops(*graph), (std::vector<std::string>{"leaky_relu"}));
   EXPECT_EQ(graph->nodes()[0]->float_attr("alpha"), 0.25);
+}
+
+TEST(ElementwiseConvertersTest, SwishFromOpset24KeepsAlpha) {
+  ModelBuilder builder(/*opset=*/24);
+  builder.input("x", onnx::TensorProto::FLOAT, {int64_t{2}});
+  frontend_test::add_float_attr(builder.node("Swish", {"x"}, {"y"}), "alpha", 2.0f);
+  builder.output("y");
+  const std::unique_ptr<Graph> graph = builder.import();
+  ASSERT_EQ(node_ops(*graph), (std::vector<std::string>{"swish"}));
+  const std::vector<Tensor> out = run_reference(*graph, {f32_tensor({2}, {-1, 0.5f})});
+  expect_floats_near(out[0], {-0.11920292f, 0.36552929f});
 }
 
 TEST(ElementwiseConvertersTest, CastAndCastLikeSetTheTargetDtype) {
