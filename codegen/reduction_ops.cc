@@ -7,7 +7,6 @@
 #include <fmt/format.h>
 
 #include <limits>
-#include <set>
 
 #include "codegen/cuda_expr.h"
 #include "ir/error.h"
@@ -17,9 +16,10 @@
 namespace kiln::codegen {
 namespace {
 
-const std::set<std::string> kReduceOps = {
-    "reduce_sum", "reduce_mean", "reduce_max",        "reduce_min",     "reduce_prod",
-    "reduce_l1",  "reduce_l2",   "reduce_sum_square", "reduce_log_sum", "reduce_log_sum_exp"};
+// The reduce_* family: the ops whose axes are the `axes` attribute or all of them.
+bool is_reduce_family(const Node& node) {
+  return node.info().reduced_axes == ReducedAxes::kAxesOrAll;
+}
 
 bool is_layer_norm(const Node& node) {
   return node.op() == "layer_normalization" || node.op() == "layer_normalization_with_stats";
@@ -309,7 +309,7 @@ ReductionPlan plan_global_pool(const Node& node, int64_t columns) {
 
 Shape reduction_view(const Node& node) {
   const Shape& shape = node.operand(0)->type().shape;
-  if (node.op() != "group_normalization") return shape;
+  if (node.info().reduced_axes != ReducedAxes::kWithinGroups) return shape;
   const int64_t groups = node.int_attr("num_groups");
   return {shape[0], groups, num_elements(Shape(shape.begin() + 1, shape.end())) / groups};
 }
@@ -318,25 +318,32 @@ std::vector<bool> reduced_axes(const Node& node) {
   const Shape shape = reduction_view(node);
   const int64_t rank = static_cast<int64_t>(shape.size());
   std::vector<bool> reduced(shape.size(), false);
-  const std::string& op = node.op();
-  if (kReduceOps.count(op)) {
-    const std::vector<int64_t>& axes = node.ints_attr("axes");
-    if (axes.empty() && !node.int_attr("noop_with_empty_axes")) reduced.assign(shape.size(), true);
-    for (int64_t axis : axes) reduced[normalize_axis(axis, rank)] = true;
-  } else if (op == "arg_max" || op == "arg_min" || op == "softmax" || op == "log_softmax" ||
-             op == "hardmax") {
-    reduced[normalize_axis(node.int_attr("axis"), rank)] = true;
-  } else if (is_layer_norm(node)) {
-    for (int64_t d = normalize_axis(node.int_attr("axis"), rank); d < rank; ++d) reduced[d] = true;
-  } else if (op == "global_average_pool" || op == "global_max_pool" ||
-             op == "instance_normalization") {
-    for (int64_t d = 2; d < rank; ++d) reduced[d] = true;
-  } else if (op == "group_normalization") {
-    reduced[2] = true;
-  } else if (op == "mean_variance_normalization") {
-    for (int64_t axis : node.ints_attr("axes")) reduced[normalize_axis(axis, rank)] = true;
-  } else {
-    throw UnsupportedError(node.describe() + ": the GPU backend has no " + op + " kernel yet");
+  switch (node.info().reduced_axes) {
+    case ReducedAxes::kAxesOrAll:
+      if (node.ints_attr("axes").empty() && !node.int_attr("noop_with_empty_axes")) {
+        reduced.assign(shape.size(), true);
+      }
+      [[fallthrough]];
+    case ReducedAxes::kAxes:
+      for (int64_t axis : node.ints_attr("axes")) reduced[normalize_axis(axis, rank)] = true;
+      break;
+    case ReducedAxes::kAxis:
+      reduced[normalize_axis(node.int_attr("axis"), rank)] = true;
+      break;
+    case ReducedAxes::kFromAxis:
+      for (int64_t d = normalize_axis(node.int_attr("axis"), rank); d < rank; ++d) {
+        reduced[d] = true;
+      }
+      break;
+    case ReducedAxes::kSpatial:
+      for (int64_t d = 2; d < rank; ++d) reduced[d] = true;
+      break;
+    case ReducedAxes::kWithinGroups:
+      reduced[2] = true;
+      break;
+    case ReducedAxes::kNone:
+      throw UnsupportedError(node.describe() + ": the GPU backend has no " + node.op() +
+                             " kernel yet");
   }
   return reduced;
 }
@@ -344,7 +351,7 @@ std::vector<bool> reduced_axes(const Node& node) {
 ReductionPlan plan_reduction(const Node& node, int64_t columns) {
   const std::string& op = node.op();
   if (op == "reduce_log_sum_exp" && !is_noop(node)) return plan_log_sum_exp(node);
-  if (kReduceOps.count(op)) return plan_reduce(node, columns);
+  if (is_reduce_family(node)) return plan_reduce(node, columns);
   if (op == "arg_max" || op == "arg_min") return plan_arg(node);
   if (op == "softmax" || op == "log_softmax") return plan_softmax(node);
   if (is_layer_norm(node)) return plan_layer_norm(node, columns);

@@ -45,12 +45,13 @@ struct ReductionPlan {
   std::function<void(ElementEmitter&)> install_results_from_terms = {};
 };
 
-// The shape the op sees its operand 0 as: that operand's own, except group_normalization's
-// [N, groups, channels / groups · spatial] (the same elements in the same order).
+// The shape the op sees its operand 0 as: that operand's own, except [N, groups, channels /
+// groups · spatial] for ReducedAxes::kWithinGroups (group_normalization; the same elements in the
+// same order).
 Shape reduction_view(const Node& reduction);
 
-// Which axes of reduction_view(reduction) the op reduces. Throws UnsupportedError for a reduction
-// op without a kernel here (the message names the node).
+// Which axes of reduction_view(reduction) the op reduces, as its OpInfo::reduced_axes says. Throws
+// UnsupportedError for an op with ReducedAxes::kNone (the message names the node).
 std::vector<bool> reduced_axes(const Node& reduction);
 
 // The plan of `reduction` over rows of `columns` elements.

@@ -16,7 +16,7 @@
 // retypes the f32 ones. An output whose value changed dtype gets a cast that takes the output's
 // name (the value itself is renamed NAME.f16).
 //
-// In tf32 mode nothing is cast: the tf32 ops (conv, conv_transpose, gemm, matmul) with f32
+// In tf32 mode nothing is cast: the ops that round to TF32 (OpInfo::rounds_to_tf32) with f32
 // operands get tf32=1, so their kernels round the operands to TF32.
 //
 // Refusals: ops kept in f32 by --keep-fp32, and model casts kept because they name an output.
@@ -37,10 +37,6 @@ bool is_half(DType dtype) { return dtype == DType::kF16 || dtype == DType::kBF16
 // The float dtypes the pass retypes (f64 stays as it is).
 bool is_retyped(DType dtype) { return dtype == DType::kF32 || is_half(dtype); }
 
-bool contains(const std::vector<std::string>& ops, const std::string& op) {
-  return std::find(ops.begin(), ops.end(), op) != ops.end();
-}
-
 std::string refusal(const Node& node, const std::string& reason) {
   return std::string(MixedPrecision::kName) + ": " + node.describe() + ": " + reason;
 }
@@ -52,7 +48,7 @@ bool is_graph_output(const Graph& graph, const Value* value) {
 bool mark_tf32_ops(Graph& graph, PassContext& context) {
   bool changed = false;
   for (Node* node : graph.nodes()) {
-    if (!contains(tf32_ops(), node->op()) || node->operand(0)->type().dtype != DType::kF32) {
+    if (!node->info().rounds_to_tf32 || node->operand(0)->type().dtype != DType::kF32) {
       continue;
     }
     if (context.keep_fp32.count(node->op())) {
@@ -104,15 +100,15 @@ class HalfPrecisionRewrite {
 
   // The dtype `node` computes in, or nullopt when the pass leaves its operands alone.
   std::optional<DType> compute_dtype(const Node& node, const std::vector<size_t>& float_operands) {
-    switch (precision_role(node.op(), context_.keep_fp32)) {
-      case PrecisionRole::kLowPrecision:
+    switch (precision_class(node.info(), context_.keep_fp32)) {
+      case PrecisionClass::kLowPrecision:
         return half_;
-      case PrecisionRole::kF32:
-        if (!contains(f32_ops(), node.op())) {
+      case PrecisionClass::kF32:
+        if (node.info().precision != PrecisionClass::kF32) {
           context_.refusals.push_back(refusal(node, "kept in f32 by --keep-fp32"));
         }
         return DType::kF32;
-      case PrecisionRole::kFollowOperands:
+      case PrecisionClass::kFollowOperands:
         break;
     }
     bool any_variable = false, any_half = false;

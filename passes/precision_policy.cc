@@ -1,7 +1,5 @@
-// The mixed-precision policy: precision names and the op lists (see precision_policy.h).
+// The mixed-precision policy: precision names and each op's class (see precision_policy.h).
 #include "passes/precision_policy.h"
-
-#include <algorithm>
 
 #include "ir/error.h"
 
@@ -50,40 +48,8 @@ void check_io_precision(Precision precision, std::optional<DType> io_dtype) {
   }
 }
 
-const std::vector<std::string>& low_precision_ops() {
-  static const std::vector<std::string> ops = {"conv", "conv_transpose", "gemm", "matmul",
-                                               "einsum"};
-  return ops;
-}
-
-const std::vector<std::string>& f32_ops() {
-  static const std::vector<std::string> ops = {
-      // normalizations and softmax: means, variances and sums of exponentials
-      "softmax", "log_softmax", "layer_normalization", "layer_normalization_with_stats",
-      "group_normalization", "instance_normalization", "batch_normalization", "lrn",
-      "mean_variance_normalization",
-      // reductions
-      "reduce_l1", "reduce_l2", "reduce_log_sum", "reduce_log_sum_exp", "reduce_max", "reduce_mean",
-      "reduce_min", "reduce_prod", "reduce_sum", "reduce_sum_square", "cum_sum",
-      // transcendental functions whose results overflow or lose digits in 16 bits
-      "exp", "log", "pow", "erf",
-      // 1/x and sqrt(x) of the small variances of hand-written normalizations
-      "sqrt", "reciprocal"};
-  return ops;
-}
-
-const std::vector<std::string>& tf32_ops() {
-  static const std::vector<std::string> ops = {"conv", "conv_transpose", "gemm", "matmul"};
-  return ops;
-}
-
-PrecisionRole precision_role(const std::string& op, const std::set<std::string>& keep_fp32) {
-  const auto listed = [&op](const std::vector<std::string>& ops) {
-    return std::find(ops.begin(), ops.end(), op) != ops.end();
-  };
-  if (keep_fp32.count(op) || listed(f32_ops())) return PrecisionRole::kF32;
-  if (listed(low_precision_ops())) return PrecisionRole::kLowPrecision;
-  return PrecisionRole::kFollowOperands;
+PrecisionClass precision_class(const OpInfo& op, const std::set<std::string>& keep_fp32) {
+  return keep_fp32.count(op.name) ? PrecisionClass::kF32 : op.precision;
 }
 
 }  // namespace kiln::passes

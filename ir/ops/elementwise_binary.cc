@@ -281,7 +281,8 @@ void register_elementwise_binary_ops(OpRegistry& registry) {
        .min_operands = 2,
        .max_operands = 2,
        .infer = &infer_pow,
-       .reference = &pow_kernel});
+       .reference = &pow_kernel,
+       .precision = PrecisionClass::kF32});
   add({.name = "prelu",
        .category = OpCategory::kBroadcast,
        .attrs = {},

@@ -88,6 +88,12 @@ OpInfo unary_predicate(std::string name, Fn) {
           .reference = &unary_kernel<kTypes, Fn>};
 }
 
+// `info` computed in f32 in fp16/bf16 mode (PrecisionClass, ir/op_registry.h).
+OpInfo computed_in_f32(OpInfo info) {
+  info.precision = PrecisionClass::kF32;
+  return info;
+}
+
 AttrSpec float_attr(const char* name, double default_value) {
   return {name, AttrKind::kFloat, Attribute(default_value)};
 }
@@ -200,14 +206,14 @@ void register_elementwise_unary_ops(OpRegistry& registry) {
   // Float math.
   add(unary_op<kFloatTypes>(
       "tanh", [](auto x, const auto&) { return std::tanh(x); }));
-  add(unary_op<kFloatTypes>(
-      "erf", [](auto x, const auto&) { return std::erf(x); }));
-  add(unary_op<kFloatTypes>(
-      "exp", [](auto x, const auto&) { return std::exp(x); }));
-  add(unary_op<kFloatTypes>(
-      "log", [](auto x, const auto&) { return std::log(x); }));
-  add(unary_op<kFloatTypes>(
-      "sqrt", [](auto x, const auto&) { return std::sqrt(x); }));
+  add(computed_in_f32(unary_op<kFloatTypes>(
+      "erf", [](auto x, const auto&) { return std::erf(x); })));
+  add(computed_in_f32(unary_op<kFloatTypes>(
+      "exp", [](auto x, const auto&) { return std::exp(x); })));
+  add(computed_in_f32(unary_op<kFloatTypes>(
+      "log", [](auto x, const auto&) { return std::log(x); })));
+  add(computed_in_f32(unary_op<kFloatTypes>(
+      "sqrt", [](auto x, const auto&) { return std::sqrt(x); })));
   add(unary_op<kFloatTypes>(
       "sin", [](auto x, const auto&) { return std::sin(x); }));
   add(unary_op<kFloatTypes>(
@@ -230,8 +236,8 @@ void register_elementwise_unary_ops(OpRegistry& registry) {
       "acosh", [](auto x, const auto&) { return std::acosh(x); }));
   add(unary_op<kFloatTypes>(
       "atanh", [](auto x, const auto&) { return std::atanh(x); }));
-  add(unary_op<kFloatTypes>(
-      "reciprocal", [](auto x, const auto&) { return decltype(x)(1) / x; }));
+  add(computed_in_f32(unary_op<kFloatTypes>(
+      "reciprocal", [](auto x, const auto&) { return decltype(x)(1) / x; })));
 
   // Sign, magnitude and rounding.
   add(unary_op<kSignedNumericTypes>(

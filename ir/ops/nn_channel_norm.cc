@@ -202,12 +202,16 @@ void register_nn_channel_norm_ops(OpRegistry& registry) {
                 .min_operands = 3,
                 .max_operands = 3,
                 .infer = infer_group_normalization,
-                .reference = group_normalization_reference});
+                .reference = group_normalization_reference,
+                .precision = PrecisionClass::kF32,
+                .reduced_axes = ReducedAxes::kWithinGroups});
   registry.add({.name = "mean_variance_normalization",
                 .category = OpCategory::kReduction,
                 .attrs = {{"axes", AttrKind::kInts, Attribute(std::vector<int64_t>{0, 2, 3})}},
                 .infer = infer_mean_variance_normalization,
-                .reference = mean_variance_normalization_reference});
+                .reference = mean_variance_normalization_reference,
+                .precision = PrecisionClass::kF32,
+                .reduced_axes = ReducedAxes::kAxes});
   registry.add({.name = "lrn",
                 .category = OpCategory::kReduction,
                 .attrs = {{"alpha", AttrKind::kFloat, Attribute(1e-4)},
@@ -215,7 +219,8 @@ void register_nn_channel_norm_ops(OpRegistry& registry) {
                           {"bias", AttrKind::kFloat, Attribute(1.0)},
                           {"size", AttrKind::kInt, std::nullopt}},
                 .infer = infer_lrn,
-                .reference = lrn_reference});
+                .reference = lrn_reference,
+                .precision = PrecisionClass::kF32});
 }
 
 }  // namespace kiln

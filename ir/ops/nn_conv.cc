@@ -159,7 +159,9 @@ void register_nn_conv_ops(OpRegistry& registry) {
                 .min_operands = 2,
                 .max_operands = 3,
                 .infer = infer_conv,
-                .reference = conv_reference});
+                .reference = conv_reference,
+                .precision = PrecisionClass::kLowPrecision,
+                .rounds_to_tf32 = true});
   std::vector<AttrSpec> transpose_attrs = window_attrs();
   transpose_attrs.push_back({"output_padding", AttrKind::kInts, Attribute(std::vector<int64_t>{})});
   registry.add({.name = "conv_transpose",
@@ -168,7 +170,9 @@ void register_nn_conv_ops(OpRegistry& registry) {
                 .min_operands = 2,
                 .max_operands = 3,
                 .infer = infer_conv_transpose,
-                .reference = conv_transpose_reference});
+                .reference = conv_transpose_reference,
+                .precision = PrecisionClass::kLowPrecision,
+                .rounds_to_tf32 = true});
 }
 
 }  // namespace kiln

@@ -55,7 +55,8 @@ void register_nn_cumsum_ops(OpRegistry& registry) {
                           {"exclusive", AttrKind::kInt, Attribute(0)},
                           {"reverse", AttrKind::kInt, Attribute(0)}},
                 .infer = infer_cum_sum,
-                .reference = cum_sum_reference});
+                .reference = cum_sum_reference,
+                .precision = PrecisionClass::kF32});
 }
 
 }  // namespace kiln

@@ -253,7 +253,8 @@ void register_nn_einsum_ops(OpRegistry& registry) {
                 .min_operands = 1,
                 .max_operands = OpInfo::kVariadic,
                 .infer = infer_einsum,
-                .reference = einsum_reference});
+                .reference = einsum_reference,
+                .precision = PrecisionClass::kLowPrecision});
 }
 
 }  // namespace kiln

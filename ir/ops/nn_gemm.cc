@@ -174,14 +174,18 @@ void register_nn_gemm_ops(OpRegistry& registry) {
                 .min_operands = 2,
                 .max_operands = 3,
                 .infer = infer_gemm,
-                .reference = gemm_reference});
+                .reference = gemm_reference,
+                .precision = PrecisionClass::kLowPrecision,
+                .rounds_to_tf32 = true});
   registry.add({.name = "matmul",
                 .category = OpCategory::kOutElementwiseFusable,
                 .attrs = {nn::tf32_attr()},
                 .min_operands = 2,
                 .max_operands = 2,
                 .infer = infer_matmul,
-                .reference = matmul_reference});
+                .reference = matmul_reference,
+                .precision = PrecisionClass::kLowPrecision,
+                .rounds_to_tf32 = true});
 }
 
 }  // namespace kiln

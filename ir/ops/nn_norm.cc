@@ -199,21 +199,26 @@ void register_nn_norm_ops(OpRegistry& registry) {
                 .min_operands = 5,
                 .max_operands = 5,
                 .infer = infer_batch_normalization,
-                .reference = batch_normalization_reference});
+                .reference = batch_normalization_reference,
+                .precision = PrecisionClass::kF32});
   registry.add({.name = "instance_normalization",
                 .category = OpCategory::kReduction,
                 .attrs = {epsilon},
                 .min_operands = 3,
                 .max_operands = 3,
                 .infer = infer_instance_normalization,
-                .reference = instance_normalization_reference});
+                .reference = instance_normalization_reference,
+                .precision = PrecisionClass::kF32,
+                .reduced_axes = ReducedAxes::kSpatial});
   registry.add({.name = "layer_normalization",
                 .category = OpCategory::kReduction,
                 .attrs = {axis, epsilon},
                 .min_operands = 2,
                 .max_operands = 3,
                 .infer = infer_layer_normalization,
-                .reference = layer_normalization_reference});
+                .reference = layer_normalization_reference,
+                .precision = PrecisionClass::kF32,
+                .reduced_axes = ReducedAxes::kFromAxis});
   registry.add({.name = "layer_normalization_with_stats",
                 .category = OpCategory::kReduction,
                 .attrs = {axis, epsilon, {"stash_type", AttrKind::kDType, Attribute(DType::kF32)}},
@@ -221,7 +226,9 @@ void register_nn_norm_ops(OpRegistry& registry) {
                 .max_operands = 3,
                 .num_results = 3,
                 .infer = infer_layer_normalization_with_stats,
-                .reference = layer_normalization_reference});
+                .reference = layer_normalization_reference,
+                .precision = PrecisionClass::kF32,
+                .reduced_axes = ReducedAxes::kFromAxis});
 }
 
 }  // namespace kiln

@@ -287,7 +287,8 @@ void register_nn_pool_ops(OpRegistry& registry) {
                   .category = OpCategory::kReduction,
                   .attrs = {},
                   .infer = infer_global_pool,
-                  .reference = global_pool_reference});
+                  .reference = global_pool_reference,
+                  .reduced_axes = ReducedAxes::kSpatial});
   }
   std::vector<AttrSpec> average_attrs = window_attrs();
   average_attrs.push_back({"count_include_pad", AttrKind::kInt, Attribute(0)});

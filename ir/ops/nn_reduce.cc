@@ -262,7 +262,9 @@ void register_nn_reduce_ops(OpRegistry& registry) {
                             {"keepdims", AttrKind::kInt, Attribute(1)},
                             {"noop_with_empty_axes", AttrKind::kInt, Attribute(0)}},
                   .infer = infer_reduce,
-                  .reference = reduce_reference});
+                  .reference = reduce_reference,
+                  .precision = PrecisionClass::kF32,
+                  .reduced_axes = ReducedAxes::kAxesOrAll});
   }
   for (const char* name : {"arg_max", "arg_min"}) {
     registry.add({.name = name,
@@ -271,7 +273,8 @@ void register_nn_reduce_ops(OpRegistry& registry) {
                             {"keepdims", AttrKind::kInt, Attribute(1)},
                             {"select_last_index", AttrKind::kInt, Attribute(0)}},
                   .infer = infer_arg,
-                  .reference = arg_reference});
+                  .reference = arg_reference,
+                  .reduced_axes = ReducedAxes::kAxis});
   }
 }
 

@@ -92,13 +92,16 @@ void register_nn_softmax_ops(OpRegistry& registry) {
                   .category = OpCategory::kReduction,
                   .attrs = {{"axis", AttrKind::kInt, Attribute(-1)}},
                   .infer = infer_softmax,
-                  .reference = softmax_reference});
+                  .reference = softmax_reference,
+                  .precision = PrecisionClass::kF32,
+                  .reduced_axes = ReducedAxes::kAxis});
   }
   registry.add({.name = "hardmax",
                 .category = OpCategory::kReduction,
                 .attrs = {{"axis", AttrKind::kInt, Attribute(-1)}},
                 .infer = infer_softmax,
-                .reference = hardmax_reference});
+                .reference = hardmax_reference,
+                .reduced_axes = ReducedAxes::kAxis});
 }
 
 }  // namespace kiln

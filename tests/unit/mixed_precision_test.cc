@@ -1,7 +1,7 @@
 // Tests of mixed precision below the pass: TF32 rounding and the tf32 attribute of the
-// matrix-product kernels, Tensor::converted, the policy's op lists against the op table, and the
-// pass's results on the reference interpreter. The pass's rewrites themselves are checked by
-// tests/ir/mixed_precision.kir.
+// matrix-product kernels, Tensor::converted, the op table's precision classes and TF32 flags,
+// and the pass's results on the reference interpreter. The pass's rewrites themselves are
+// checked by tests/ir/mixed_precision.kir.
 #include "passes/mixed_precision.h"
 
 #include <gtest/gtest.h>
@@ -67,23 +67,62 @@ TEST(TensorConvertedTest, RoundsOnceToTheTargetFloatType) {
   EXPECT_THROW(i64_tensor({1}, {1}).converted(DType::kF32), InternalError);
 }
 
-TEST(PrecisionPolicyTest, ListsOnlyOpsOfTheOpTable) {
-  const OpRegistry& registry = OpRegistry::global();
-  for (const auto* ops : {&passes::low_precision_ops(), &passes::f32_ops(), &passes::tf32_ops()}) {
-    for (const std::string& op : *ops) EXPECT_NE(registry.find(op), nullptr) << op;
+// The names of the ops of the op table for which `has` holds, sorted.
+template <class Predicate>
+std::vector<std::string> ops_where(Predicate has) {
+  std::vector<std::string> names;
+  for (const OpInfo* op : OpRegistry::global().all()) {
+    if (has(*op)) names.push_back(op->name);
   }
-  for (const std::string& op : passes::tf32_ops()) {
-    EXPECT_NE(registry.find(op)->find_attr("tf32"), nullptr) << op;
+  return names;
+}
+
+// The classes as the op table sets them where each op is registered (ir/op_registry.h says why).
+TEST(PrecisionPolicyTest, OpTableClassesEachOp) {
+  const auto in_class = [](PrecisionClass precision) {
+    return ops_where([precision](const OpInfo& op) { return op.precision == precision; });
+  };
+  const std::vector<std::string> low_precision = {"conv", "conv_transpose", "einsum", "gemm",
+                                                  "matmul"};
+  const std::vector<std::string> f32 = {
+      "batch_normalization", "cum_sum", "erf", "exp", "group_normalization",
+      "instance_normalization", "layer_normalization", "layer_normalization_with_stats", "log",
+      "log_softmax", "lrn", "mean_variance_normalization", "pow", "reciprocal", "reduce_l1",
+      "reduce_l2", "reduce_log_sum", "reduce_log_sum_exp", "reduce_max", "reduce_mean",
+      "reduce_min", "reduce_prod", "reduce_sum", "reduce_sum_square", "softmax", "sqrt"};
+  const std::vector<std::string> tf32 = {"conv", "conv_transpose", "gemm", "matmul"};
+  EXPECT_EQ(in_class(PrecisionClass::kLowPrecision), low_precision);
+  EXPECT_EQ(in_class(PrecisionClass::kF32), f32);
+  EXPECT_EQ(ops_where([](const OpInfo& op) { return op.rounds_to_tf32; }), tf32);
+}
+
+// Only contractions run in 16 bits: the out-elementwise-fusable ops (conv, conv_transpose, gemm,
+// matmul), which also round to TF32, and einsum, which has no TF32 form. An op rounds to TF32
+// exactly when it has the tf32 attribute the mixed-precision pass sets.
+TEST(PrecisionPolicyTest, LowPrecisionAndTf32OpsAreContractions) {
+  for (const OpInfo* op : OpRegistry::global().all()) {
+    const bool contraction = op->category == OpCategory::kOutElementwiseFusable;
+    EXPECT_EQ(op->rounds_to_tf32, op->find_attr("tf32") != nullptr) << op->name;
+    EXPECT_EQ(op->rounds_to_tf32, contraction) << op->name;
+    if (contraction) {
+      EXPECT_EQ(op->precision, PrecisionClass::kLowPrecision) << op->name;
+    }
+    if (op->precision == PrecisionClass::kLowPrecision && !contraction) {
+      EXPECT_EQ(op->name, "einsum");
+    }
   }
 }
 
-TEST(PrecisionPolicyTest, KeepFp32OverridesTheRole) {
-  using passes::PrecisionRole;
-  EXPECT_EQ(passes::precision_role("matmul", {}), PrecisionRole::kLowPrecision);
-  EXPECT_EQ(passes::precision_role("softmax", {}), PrecisionRole::kF32);
-  EXPECT_EQ(passes::precision_role("relu", {}), PrecisionRole::kFollowOperands);
-  EXPECT_EQ(passes::precision_role("matmul", {"matmul"}), PrecisionRole::kF32);
-  EXPECT_EQ(passes::precision_role("relu", {"relu"}), PrecisionRole::kF32);
+TEST(PrecisionPolicyTest, KeepFp32OverridesTheClass) {
+  const OpRegistry& registry = OpRegistry::global();
+  const OpInfo& matmul = *registry.find("matmul");
+  const OpInfo& relu = *registry.find("relu");
+  EXPECT_EQ(passes::precision_class(matmul, {}), PrecisionClass::kLowPrecision);
+  EXPECT_EQ(passes::precision_class(*registry.find("softmax"), {}), PrecisionClass::kF32);
+  EXPECT_EQ(passes::precision_class(relu, {}), PrecisionClass::kFollowOperands);
+  EXPECT_EQ(passes::precision_class(matmul, {"matmul"}), PrecisionClass::kF32);
+  EXPECT_EQ(passes::precision_class(relu, {"relu"}), PrecisionClass::kF32);
+  EXPECT_EQ(passes::precision_class(relu, {"matmul"}), PrecisionClass::kFollowOperands);
 }
 
 TEST(PrecisionPolicyTest, ParsesPrecisionNames) {
