@@ -1,7 +1,7 @@
 // kiln_gpu_node_tests: runs every ONNX node test that the GPU backend lowers on this machine's
 // GPU: import, the pass pipeline to the fused stage, then lowering, NVRTC for this GPU's arch,
-// the memory planner and the runtime Session (tools/gpu_runner.h, as kiln test-onnx --device gpu
-// runs them); each output is compared with the expected one as
+// the memory planner (kiln::compile_fused for --arch native) and the runtime Session, as kiln
+// test-onnx --device gpu runs them; each output is compared with the expected one as
 // kiln test-onnx does (|got - want| <= atol + rtol * |want|, atol 1e-4, rtol 1e-3, at least two
 // units in the last place for f16 and bf16 outputs). The ctest of label gpu.
 //
