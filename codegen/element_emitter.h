@@ -6,8 +6,9 @@
 //   - a kernel input or a constant of several elements: a load from its parameter, widened
 //     from f16/bf16 to float;
 //   - a constant of one element: a literal;
-//   - an elementwise or broadcast op: its CUDA expression (op_expressions.h) of its operands' elements,
-//     each at the operand's index (numpy broadcasting: constant strides from the static shapes);
+//   - an elementwise or broadcast op: its CUDA expression (op_expressions.h) of its operands'
+//     elements, each at the operand's index (numpy broadcasting: constant strides from the
+//     static shapes);
 //   - an injective op: its operand's element at the index the op's index map gives
 //     (codegen/index_maps.h).
 // Values and index arithmetic are computed once per index and scope: asking again returns the

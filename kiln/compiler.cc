@@ -1,7 +1,9 @@
 // The compiler driver (see the header).
 #include "kiln/compiler.h"
 
+#include <algorithm>
 #include <future>
+#include <optional>
 
 #include "codegen/lower.h"
 #include "frontend/onnx_importer.h"
@@ -17,8 +19,9 @@ namespace kiln {
 namespace {
 
 // The codegen options of `options`, resolved in two halves so that the driver query of native
-// (~0.4 s on an H100 host) runs beside loading and optimizing the model: start() checks archs
-// (names, NVRTC's support) at once or starts the query; finish() waits for it.
+// (~0.4 s on an H100 host) runs beside loading and optimizing the model: the constructor checks
+// archs (names, NVRTC's support) at once or starts the query; finish() waits for it and makes
+// the options.
 class CodegenResolution {
  public:
   explicit CodegenResolution(const CompileOptions& options) : options_(options) {

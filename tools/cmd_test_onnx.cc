@@ -15,9 +15,9 @@
 //
 // --device gpu runs each case on this machine's GPU instead of the reference interpreter: the
 // pass pipeline to the fused stage (with --precision's mixed precision), then lowering, NVRTC
-// (kiln::compile_fused for --arch native) and the runtime Session, judged by the same rules. A case with a kernel
-// the GPU backend does not generate is UNSUPPORTED. Without a CUDA device it stops before any
-// case with the error "no CUDA device" (exit 2).
+// (kiln::compile_fused for --arch native) and the runtime Session, judged by the same rules. A
+// case with a kernel the GPU backend does not generate is UNSUPPORTED. Without a CUDA device it
+// stops before any case with the error "no CUDA device" (exit 2).
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>

@@ -260,14 +260,10 @@ void register_elementwise_binary_ops(OpRegistry& registry) {
   const auto add = [&](OpInfo info) { registry.add(std::move(info)); };
 
   // Arithmetic.
-  add(binary_op<kNumericTypes>(
-      "add", [](auto a, auto b) { return wrapping_add(a, b); }));
-  add(binary_op<kNumericTypes>(
-      "sub", [](auto a, auto b) { return wrapping_sub(a, b); }));
-  add(binary_op<kNumericTypes>(
-      "mul", [](auto a, auto b) { return wrapping_mul(a, b); }));
-  add(binary_op<kNumericTypes>(
-      "div", [](auto a, auto b) { return divide(a, b); }));
+  add(binary_op<kNumericTypes>("add", [](auto a, auto b) { return wrapping_add(a, b); }));
+  add(binary_op<kNumericTypes>("sub", [](auto a, auto b) { return wrapping_sub(a, b); }));
+  add(binary_op<kNumericTypes>("mul", [](auto a, auto b) { return wrapping_mul(a, b); }));
+  add(binary_op<kNumericTypes>("div", [](auto a, auto b) { return divide(a, b); }));
   add({.name = "mod",
        .category = OpCategory::kBroadcast,
        .attrs = {{"fmod", AttrKind::kInt, Attribute(0)}},
@@ -292,41 +288,27 @@ void register_elementwise_binary_ops(OpRegistry& registry) {
        .reference = &prelu_kernel});
 
   // Variadic.
-  add(variadic_op<kNumericTypes>(
-      "max", [](auto a, auto b) { return max_keep_nan(a, b); }));
-  add(variadic_op<kNumericTypes>(
-      "min", [](auto a, auto b) { return min_keep_nan(a, b); }));
+  add(variadic_op<kNumericTypes>("max", [](auto a, auto b) { return max_keep_nan(a, b); }));
+  add(variadic_op<kNumericTypes>("min", [](auto a, auto b) { return min_keep_nan(a, b); }));
   add(variadic_op<kFloatTypes>("sum", [](auto a, auto b) { return a + b; }));
-  add(variadic_op<kFloatTypes, /*kMean=*/true>("mean",
-                                                            [](auto a, auto b) { return a + b; }));
+  add(variadic_op<kFloatTypes, /*kMean=*/true>("mean", [](auto a, auto b) { return a + b; }));
 
   // Comparisons.
-  add(binary_predicate<kAllTypes>(
-      "equal", [](auto a, auto b) { return a == b; }));
-  add(binary_predicate<kNumericTypes>(
-      "less", [](auto a, auto b) { return a < b; }));
-  add(binary_predicate<kNumericTypes>(
-      "less_or_equal", [](auto a, auto b) { return a <= b; }));
-  add(binary_predicate<kNumericTypes>(
-      "greater", [](auto a, auto b) { return a > b; }));
-  add(binary_predicate<kNumericTypes>(
-      "greater_or_equal", [](auto a, auto b) { return a >= b; }));
+  add(binary_predicate<kAllTypes>("equal", [](auto a, auto b) { return a == b; }));
+  add(binary_predicate<kNumericTypes>("less", [](auto a, auto b) { return a < b; }));
+  add(binary_predicate<kNumericTypes>("less_or_equal", [](auto a, auto b) { return a <= b; }));
+  add(binary_predicate<kNumericTypes>("greater", [](auto a, auto b) { return a > b; }));
+  add(binary_predicate<kNumericTypes>("greater_or_equal", [](auto a, auto b) { return a >= b; }));
 
   // Boolean logic.
-  add(binary_op<kBoolTypes>(
-      "and", [](auto a, auto b) { return a != 0 && b != 0; }));
-  add(binary_op<kBoolTypes>(
-      "or", [](auto a, auto b) { return a != 0 || b != 0; }));
-  add(binary_op<kBoolTypes>(
-      "xor", [](auto a, auto b) { return (a != 0) != (b != 0); }));
+  add(binary_op<kBoolTypes>("and", [](auto a, auto b) { return a != 0 && b != 0; }));
+  add(binary_op<kBoolTypes>("or", [](auto a, auto b) { return a != 0 || b != 0; }));
+  add(binary_op<kBoolTypes>("xor", [](auto a, auto b) { return (a != 0) != (b != 0); }));
 
   // Bitwise logic on integers.
-  add(binary_op<kIntTypes>(
-      "bitwise_and", [](auto a, auto b) { return a & b; }));
-  add(binary_op<kIntTypes>(
-      "bitwise_or", [](auto a, auto b) { return a | b; }));
-  add(binary_op<kIntTypes>(
-      "bitwise_xor", [](auto a, auto b) { return a ^ b; }));
+  add(binary_op<kIntTypes>("bitwise_and", [](auto a, auto b) { return a & b; }));
+  add(binary_op<kIntTypes>("bitwise_or", [](auto a, auto b) { return a | b; }));
+  add(binary_op<kIntTypes>("bitwise_xor", [](auto a, auto b) { return a ^ b; }));
   add({.name = "bit_shift",
        .category = OpCategory::kBroadcast,
        .attrs = {{"direction", AttrKind::kString, std::nullopt}},

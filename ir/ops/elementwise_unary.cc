@@ -146,21 +146,21 @@ void register_elementwise_unary_ops(OpRegistry& registry) {
   // Activations.
   add(unary_op<kSignedNumericTypes>(
       "relu", [](auto x, const auto&) { return x < 0 ? decltype(x)(0) : x; }));
+  add(unary_op<kFloatTypes>("leaky_relu",
+                            [](auto x, const auto& p) { return x < 0 ? p.alpha * x : x; },
+                            {float_attr("alpha", 0.01)}));
   add(unary_op<kFloatTypes>(
-      "leaky_relu", [](auto x, const auto& p) { return x < 0 ? p.alpha * x : x; }, {float_attr("alpha", 0.01)}));
-  add(unary_op<kFloatTypes>(
-      "elu", [](auto x, const auto& p) { return x < 0 ? p.alpha * std::expm1(x) : x; }, {float_attr("alpha", 1.0)}));
-  add(unary_op<kFloatTypes>(
-      "selu",
-      [](auto x, const auto& p) {
-        return x <= 0 ? p.gamma * (p.alpha * std::exp(x) - p.alpha) : p.gamma * x;
-      },
-      {float_attr("alpha", 1.67326319217681884765625),
-       float_attr("gamma", 1.05070102214813232421875)}));
-  add(unary_op<kFloatTypes>(
-      "sigmoid", [](auto x, const auto&) { return logistic(x); }));
-  add(unary_op<kFloatTypes>(
-      "silu", [](auto x, const auto&) { return x * logistic(x); }));
+      "elu", [](auto x, const auto& p) { return x < 0 ? p.alpha * std::expm1(x) : x; },
+      {float_attr("alpha", 1.0)}));
+  add(unary_op<kFloatTypes>("selu",
+                            [](auto x, const auto& p) {
+                              return x <= 0 ? p.gamma * (p.alpha * std::exp(x) - p.alpha)
+                                            : p.gamma * x;
+                            },
+                            {float_attr("alpha", 1.67326319217681884765625),
+                             float_attr("gamma", 1.05070102214813232421875)}));
+  add(unary_op<kFloatTypes>("sigmoid", [](auto x, const auto&) { return logistic(x); }));
+  add(unary_op<kFloatTypes>("silu", [](auto x, const auto&) { return x * logistic(x); }));
   add(unary_op<kFloatTypes>("swish",
                             [](auto x, const auto& p) { return x * logistic(p.alpha * x); },
                             {float_attr("alpha", 1.0)}));
@@ -170,24 +170,23 @@ void register_elementwise_unary_ops(OpRegistry& registry) {
                               return clamp_keep_nan(p.alpha * x + p.beta, T(0), T(1));
                             },
                             {float_attr("alpha", 0.2), float_attr("beta", 0.5)}));
-  add(unary_op<kFloatTypes>(
-      "hard_swish",
-      [](auto x, const auto&) {
-        using T = decltype(x);
-        return x * clamp_keep_nan(T(1.0 / 6) * x + T(0.5), T(0), T(1));  // hard_sigmoid(1/6, 1/2)
-      }));
-  add(unary_op<kFloatTypes>(
-      "softplus", [](auto x, const auto&) { return softplus(x); }));
+  add(unary_op<kFloatTypes>("hard_swish", [](auto x, const auto&) {
+    using T = decltype(x);
+    return x * clamp_keep_nan(T(1.0 / 6) * x + T(0.5), T(0), T(1));  // hard_sigmoid(1/6, 1/2)
+  }));
+  add(unary_op<kFloatTypes>("softplus", [](auto x, const auto&) { return softplus(x); }));
   add(unary_op<kFloatTypes>(
       "softsign", [](auto x, const auto&) { return x / (decltype(x)(1) + std::abs(x)); }));
-  add(unary_op<kFloatTypes>(
-      "mish", [](auto x, const auto&) { return x * std::tanh(softplus(x)); }));
+  add(unary_op<kFloatTypes>("mish",
+                            [](auto x, const auto&) { return x * std::tanh(softplus(x)); }));
   add(unary_op<kFloatTypes>(
       "celu",
       // max(0, x) + min(0, alpha * (exp(x / alpha) - 1)), NaN kept.
-      [](auto x, const auto& p) { return x > 0 ? x : p.alpha * std::expm1(x / p.alpha); }, {float_attr("alpha", 1.0)}));
+      [](auto x, const auto& p) { return x > 0 ? x : p.alpha * std::expm1(x / p.alpha); },
+      {float_attr("alpha", 1.0)}));
   add(unary_op<kFloatTypes>("thresholded_relu",
-                            [](auto x, const auto& p) { return x > p.alpha ? x : decltype(x)(0); }, {float_attr("alpha", 1.0)}));
+                            [](auto x, const auto& p) { return x > p.alpha ? x : decltype(x)(0); },
+                            {float_attr("alpha", 1.0)}));
   // Integers compute x +- bias in double and truncate, as numpy's astype does.
   add(unary_op<kNumericTypes>("shrink",
                               [](auto x, const auto& p) {
@@ -204,87 +203,65 @@ void register_elementwise_unary_ops(OpRegistry& registry) {
        .reference = &gelu_kernel});
 
   // Float math.
-  add(unary_op<kFloatTypes>(
-      "tanh", [](auto x, const auto&) { return std::tanh(x); }));
-  add(computed_in_f32(unary_op<kFloatTypes>(
-      "erf", [](auto x, const auto&) { return std::erf(x); })));
-  add(computed_in_f32(unary_op<kFloatTypes>(
-      "exp", [](auto x, const auto&) { return std::exp(x); })));
-  add(computed_in_f32(unary_op<kFloatTypes>(
-      "log", [](auto x, const auto&) { return std::log(x); })));
-  add(computed_in_f32(unary_op<kFloatTypes>(
-      "sqrt", [](auto x, const auto&) { return std::sqrt(x); })));
-  add(unary_op<kFloatTypes>(
-      "sin", [](auto x, const auto&) { return std::sin(x); }));
-  add(unary_op<kFloatTypes>(
-      "cos", [](auto x, const auto&) { return std::cos(x); }));
-  add(unary_op<kFloatTypes>(
-      "tan", [](auto x, const auto&) { return std::tan(x); }));
-  add(unary_op<kFloatTypes>(
-      "asin", [](auto x, const auto&) { return std::asin(x); }));
-  add(unary_op<kFloatTypes>(
-      "acos", [](auto x, const auto&) { return std::acos(x); }));
-  add(unary_op<kFloatTypes>(
-      "atan", [](auto x, const auto&) { return std::atan(x); }));
-  add(unary_op<kFloatTypes>(
-      "sinh", [](auto x, const auto&) { return std::sinh(x); }));
-  add(unary_op<kFloatTypes>(
-      "cosh", [](auto x, const auto&) { return std::cosh(x); }));
-  add(unary_op<kFloatTypes>(
-      "asinh", [](auto x, const auto&) { return std::asinh(x); }));
-  add(unary_op<kFloatTypes>(
-      "acosh", [](auto x, const auto&) { return std::acosh(x); }));
-  add(unary_op<kFloatTypes>(
-      "atanh", [](auto x, const auto&) { return std::atanh(x); }));
-  add(computed_in_f32(unary_op<kFloatTypes>(
-      "reciprocal", [](auto x, const auto&) { return decltype(x)(1) / x; })));
+  add(unary_op<kFloatTypes>("tanh", [](auto x, const auto&) { return std::tanh(x); }));
+  add(computed_in_f32(
+      unary_op<kFloatTypes>("erf", [](auto x, const auto&) { return std::erf(x); })));
+  add(computed_in_f32(
+      unary_op<kFloatTypes>("exp", [](auto x, const auto&) { return std::exp(x); })));
+  add(computed_in_f32(
+      unary_op<kFloatTypes>("log", [](auto x, const auto&) { return std::log(x); })));
+  add(computed_in_f32(
+      unary_op<kFloatTypes>("sqrt", [](auto x, const auto&) { return std::sqrt(x); })));
+  add(unary_op<kFloatTypes>("sin", [](auto x, const auto&) { return std::sin(x); }));
+  add(unary_op<kFloatTypes>("cos", [](auto x, const auto&) { return std::cos(x); }));
+  add(unary_op<kFloatTypes>("tan", [](auto x, const auto&) { return std::tan(x); }));
+  add(unary_op<kFloatTypes>("asin", [](auto x, const auto&) { return std::asin(x); }));
+  add(unary_op<kFloatTypes>("acos", [](auto x, const auto&) { return std::acos(x); }));
+  add(unary_op<kFloatTypes>("atan", [](auto x, const auto&) { return std::atan(x); }));
+  add(unary_op<kFloatTypes>("sinh", [](auto x, const auto&) { return std::sinh(x); }));
+  add(unary_op<kFloatTypes>("cosh", [](auto x, const auto&) { return std::cosh(x); }));
+  add(unary_op<kFloatTypes>("asinh", [](auto x, const auto&) { return std::asinh(x); }));
+  add(unary_op<kFloatTypes>("acosh", [](auto x, const auto&) { return std::acosh(x); }));
+  add(unary_op<kFloatTypes>("atanh", [](auto x, const auto&) { return std::atanh(x); }));
+  add(computed_in_f32(
+      unary_op<kFloatTypes>("reciprocal", [](auto x, const auto&) { return decltype(x)(1) / x; })));
 
   // Sign, magnitude and rounding.
   add(unary_op<kSignedNumericTypes>(
       "neg", [](auto x, const auto&) { return wrapping_sub(decltype(x)(0), x); }));
-  add(unary_op<kNumericTypes>(
-      "abs",
-      [](auto x, const auto&) {
-        using T = decltype(x);
-        if constexpr (std::is_integral_v<T>) {
-          return x < 0 ? wrapping_sub(T(0), x) : x;
-        } else {
-          return std::abs(x);
-        }
-      }));
-  add(unary_op<kNumericTypes>(
-      "sign",
-      [](auto x, const auto&) {
-        using T = decltype(x);
-        return x > 0 ? T(1) : x < 0 ? T(-1) : x;  // zero and NaN map to themselves
-      }));
-  add(unary_op<kFloatTypes>(
-      "floor", [](auto x, const auto&) { return std::floor(x); }));
-  add(unary_op<kFloatTypes>(
-      "ceil", [](auto x, const auto&) { return std::ceil(x); }));
+  add(unary_op<kNumericTypes>("abs", [](auto x, const auto&) {
+    using T = decltype(x);
+    if constexpr (std::is_integral_v<T>) {
+      return x < 0 ? wrapping_sub(T(0), x) : x;
+    } else {
+      return std::abs(x);
+    }
+  }));
+  add(unary_op<kNumericTypes>("sign", [](auto x, const auto&) {
+    using T = decltype(x);
+    return x > 0 ? T(1) : x < 0 ? T(-1) : x;  // zero and NaN map to themselves
+  }));
+  add(unary_op<kFloatTypes>("floor", [](auto x, const auto&) { return std::floor(x); }));
+  add(unary_op<kFloatTypes>("ceil", [](auto x, const auto&) { return std::ceil(x); }));
   // Halves round to even: nearbyint under the default rounding mode (rint on the GPU).
-  add(unary_op<kFloatTypes>(
-      "round", [](auto x, const auto&) { return std::nearbyint(x); }));
+  add(unary_op<kFloatTypes>("round", [](auto x, const auto&) { return std::nearbyint(x); }));
   add(unary_op<kNumericTypes>("clip",
                               [](auto x, const auto& p) { return clamp_keep_nan(x, p.min, p.max); },
                               {float_attr("min", -std::numeric_limits<double>::infinity()),
                                float_attr("max", std::numeric_limits<double>::infinity())}));
 
   // Predicates.
-  add(unary_predicate<kFloatTypes>(
-      "is_nan", [](auto x, const auto&) { return std::isnan(x); }));
+  add(unary_predicate<kFloatTypes>("is_nan", [](auto x, const auto&) { return std::isnan(x); }));
   add({.name = "is_inf",
        .category = OpCategory::kElementwise,
        .attrs = {{"detect_negative", AttrKind::kInt, Attribute(1)},
                  {"detect_positive", AttrKind::kInt, Attribute(1)}},
        .infer = &infer_unary_predicate<kFloatTypes>,
        .reference = &is_inf_kernel});
-  add(unary_predicate<kBoolTypes>(
-      "not", [](auto x, const auto&) { return x == 0; }));
+  add(unary_predicate<kBoolTypes>("not", [](auto x, const auto&) { return x == 0; }));
 
   // Bitwise (the store truncates to the operand's width).
-  add(unary_op<kIntTypes>(
-      "bitwise_not", [](auto x, const auto&) { return ~x; }));
+  add(unary_op<kIntTypes>("bitwise_not", [](auto x, const auto&) { return ~x; }));
 }
 
 }  // namespace kiln
