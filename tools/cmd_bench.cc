@@ -1,6 +1,8 @@
 // kiln bench: compiles a model in each variant of --compare (unfused: one kernel per op;
 // fused: the whole pipeline), runs every variant on the GPU, checks its outputs against kiln's
-// CPU reference interpreter (max abs and rel error, cosine), then times it: CUDA-event timings
+// CPU reference interpreter of the f32 model (tools/compare.h, tolerance_for_model: the error,
+// the norm and, in 16 bits, cosine; max abs and rel error and cosine printed; a variant that does
+// not match is a MISMATCH row and exit status 1), then times it: CUDA-event timings
 // of CUDA-graph replays after a warm-up, reported as median and p90, with each variant's speedup
 // over the first that ran. Inputs come from --input files or are seeded random numbers (never
 // zeros; integer inputs take 0 and 1, valid as token ids and masks). --json writes the figures.
@@ -155,16 +157,24 @@ nlohmann::json bench_variant(const std::string& variant, const BenchOptions& opt
   entry["kernel_launches"] = steps;
   entry["compile_seconds"] = compile_seconds;
   double worst_cosine = 1.0, max_abs = 0.0, max_rel = 0.0;
+  std::string mismatch;
   for (size_t i = 0; i < outputs.size(); ++i) {
+    const Tolerance tolerance =
+        tolerance_for_model(options.passes.precision.precision, expected[i].dtype());
     const Comparison comparison =
-        compare_tensors(outputs[i].converted(expected[i].dtype()), expected[i], Tolerance{});
+        compare_tensors(outputs[i].converted(expected[i].dtype()), expected[i], tolerance);
     worst_cosine = std::min(worst_cosine, comparison.cosine);
     max_abs = std::max(max_abs, comparison.max_abs_error);
     max_rel = std::max(max_rel, comparison.max_rel_error);
+    if (!comparison.ok && mismatch.empty()) {
+      mismatch = fmt::format("output {}: {}", i, comparison.summary());
+    }
   }
   entry["max_abs_error"] = max_abs;
   entry["max_rel_error"] = max_rel;
   entry["cosine"] = worst_cosine;
+  entry["matches_reference"] = mismatch.empty();
+  if (!mismatch.empty()) entry["mismatch"] = mismatch;
   progress.stage("timing " + variant + " (" + std::to_string(options.warmup) + " + " +
                  std::to_string(options.iterations) + " CUDA-graph replays)");
   const std::vector<float> times = session.time(options.iterations, options.warmup);
@@ -252,6 +262,11 @@ int run_bench(const BenchOptions& options) {
           entry["kernel_launches"].get<size_t>(), median, entry["p90_ms"].get<double>(),
           baseline_ms / median, entry["max_abs_error"].get<double>(),
           entry["max_rel_error"].get<double>(), entry["cosine"].get<double>()));
+      if (entry.contains("mismatch")) {
+        any_failed = true;
+        rows.push_back(fmt::format("{:<8} MISMATCH with the CPU reference: {}", "",
+                                   entry["mismatch"].get<std::string>()));
+      }
       report[variant] = std::move(entry);
     } catch (const std::exception& error) {
       any_failed = true;

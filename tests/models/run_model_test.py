@@ -16,7 +16,8 @@ Steps, each timed:
      |got - want| <= atol + rtol * |want|, so a kiln that writes nothing cannot pass.
 With --precision fp16 or bf16 (and --stage fused), step 3 runs `kiln run --precision P` without
 --expect, and step 4 requires each output's cosine similarity to onnxruntime's fp32 output to be
-at least --min-cosine (0.999), printing max abs and rel error and, for logits, top-1 agreement.
+at least --min-cosine (0.999), its largest error and its norm within the precision's
+SIXTEEN_BIT_BARS, printing them, max rel error and, for logits, top-1 agreement.
 Exit status: 0 pass, 1 mismatch or a failed step.
 """
 import argparse
@@ -127,7 +128,8 @@ def output_pairs(expected_dir, got_dir):
 
 
 def compare_outputs(expected_dir, got_dir, atol, rtol):
-    """Prints max abs/rel error per output; returns True when every element is in tolerance."""
+    """Prints max abs/rel error and the norm ratio per output; returns True when every element is
+    in tolerance and each norm within 1% (plus atol * sqrt(n)) of the expected one's."""
     pairs, all_ok = output_pairs(expected_dir, got_dir)
     for name, want, got in pairs:
         error = np.abs(got - want)
@@ -140,16 +142,36 @@ def compare_outputs(expected_dir, got_dir, atol, rtol):
               f"{f' at {list(map(int, worst))}' if error.size else ''}, "
               f"max rel error {relative.max(initial=0):.3g}, "
               f"max error/tolerance {budget_used.max(initial=0):.3g}, "
+              f"norm ratio {norm_ratio(got, want):.6f}, "
               f"{bad}/{want.size} elements out of tolerance")
-        all_ok = all_ok and bad == 0
+        norm_ok = abs(np.linalg.norm(got) - np.linalg.norm(want)) <= (
+            0.01 * np.linalg.norm(want) + atol * np.sqrt(want.size))
+        all_ok = all_ok and bad == 0 and norm_ok
     return all_ok
 
 
-def compare_by_cosine(expected_dir, got_dir, min_cosine):
-    """For 16-bit runs: prints each output's cosine similarity to the expected one, max abs and
-    max rel error, and for logits the top-1 agreement (with the reference's margin between its
-    two best classes, which a top-1 flip needs the error to exceed) and the top-5 overlap.
-    Returns True when every output's cosine is at least min_cosine."""
+# The 16-bit bars of a model's outputs against onnxruntime's fp32 ones, besides cosine: the
+# largest error as a fraction of the largest expected magnitude, and the norm ratio's distance
+# from 1. Calibrated on the dev models with random weights (docs/MODELS.md: fp16 at most 0.021
+# and 0.09%, bf16 at most 0.111 and 0.73%, ResNet-50 and MobileNetV2 the worst), so an output
+# scaled by 1.5 fails in both.
+SIXTEEN_BIT_BARS = {"fp16": (0.05, 0.01), "bf16": (0.2, 0.02)}
+
+
+def norm_ratio(got, want):
+    """||got|| / ||want|| (1 when both are 0)."""
+    want_norm, got_norm = np.linalg.norm(want), np.linalg.norm(got)
+    return float(got_norm / want_norm) if want_norm else (1.0 if not got_norm else float("inf"))
+
+
+def compare_16bit(expected_dir, got_dir, precision, min_cosine):
+    """For 16-bit runs: prints each output's cosine similarity to the expected one, its largest
+    error (also as a fraction of the largest expected magnitude), norm ratio and max rel error,
+    and for logits the top-1 agreement (with the reference's margin between its two best
+    classes, which a top-1 flip needs the error to exceed) and the top-5 overlap. Returns True
+    when every output is finite, its cosine at least min_cosine and its error and norm within
+    the precision's SIXTEEN_BIT_BARS."""
+    max_error_of_max, norm_tolerance = SIXTEEN_BIT_BARS[precision]
     pairs, all_ok = output_pairs(expected_dir, got_dir)
     for name, want, got in pairs:
         error = np.abs(got - want)
@@ -157,8 +179,19 @@ def compare_by_cosine(expected_dir, got_dir, min_cosine):
         norms = np.linalg.norm(want) * np.linalg.norm(got)
         cosine = float(np.sum(want * got) / norms) if norms > 0 else float(
             np.array_equal(want, got))
-        print(f"  {name}: cosine {cosine:.6f}, max abs error {error.max(initial=0):.3g}, "
-              f"max rel error {relative.max(initial=0):.3g}")
+        largest = np.abs(want).max(initial=0)
+        of_max = float(error.max(initial=0) / largest) if largest else float(error.max(initial=0))
+        ratio = norm_ratio(got, want)
+        failed = [rule for rule, bad in [
+            ("not finite", not np.isfinite(got).all()),
+            (f"cosine below {min_cosine:g}", cosine < min_cosine),
+            (f"error above {max_error_of_max:g} of max |want|", of_max > max_error_of_max),
+            (f"norm off by more than {norm_tolerance:.0%}", abs(ratio - 1) > norm_tolerance)]
+            if bad]
+        print(f"  {name}: cosine {cosine:.6f}, max abs error {error.max(initial=0):.3g} "
+              f"({of_max:.3g} of max |want|), norm ratio {ratio:.6f}, "
+              f"max rel error {relative.max(initial=0):.3g}"
+              + (f"; FAILED: {', '.join(failed)}" if failed else ""))
         if name == "logits.npy":
             for row_want, row_got in zip(want.reshape(len(want), -1), got.reshape(len(got), -1)):
                 best_want, best_got = np.argsort(-row_want)[:5], np.argsort(-row_got)[:5]
@@ -167,18 +200,20 @@ def compare_by_cosine(expected_dir, got_dir, min_cosine):
                 print(f"    top-1 {agrees} (class {best_want[0]} expected, {best_got[0]} got; "
                       f"expected margin to the second class {margin:.3g}), top-5 overlap "
                       f"{len(set(best_want) & set(best_got))}/5")
-        all_ok = all_ok and np.isfinite(got).all() and cosine >= min_cosine
+        all_ok = all_ok and not failed
     return all_ok
 
 
 def compare_at_precision(title, expected_dir, got_dir, args):
     """compare_outputs with args.atol and args.rtol for args.precision fp32, else
-    compare_by_cosine with args.min_cosine; prints the rule after `title`."""
+    compare_16bit; prints the rule after `title`."""
     if args.precision == "fp32":
-        print(f"{title} (atol {args.atol:g}, rtol {args.rtol:g}):")
+        print(f"{title} (atol {args.atol:g}, rtol {args.rtol:g}, norm within 1%):")
         return compare_outputs(expected_dir, got_dir, args.atol, args.rtol)
-    print(f"{title} ({args.precision}, cosine at least {args.min_cosine:g}):")
-    return compare_by_cosine(expected_dir, got_dir, args.min_cosine)
+    max_error_of_max, norm_tolerance = SIXTEEN_BIT_BARS[args.precision]
+    print(f"{title} ({args.precision}: cosine at least {args.min_cosine:g}, max error at most "
+          f"{max_error_of_max:g} of max |want|, norm within {norm_tolerance:.0%}):")
+    return compare_16bit(expected_dir, got_dir, args.precision, args.min_cosine)
 
 
 def report_verdict(name, timings, passed):
@@ -199,7 +234,8 @@ def model_test_parser(description):
     parser.add_argument("--torch-python", default="/usr/bin/python3",
                         help="an interpreter with torch and torchvision, for the export")
     parser.add_argument("--precision", default="fp32", choices=["fp32", "fp16", "bf16"],
-                        help="kiln --precision (fp16, bf16: judged by cosine similarity instead "
+                        help="kiln --precision (fp16, bf16: judged by cosine similarity, the "
+                             "error against the largest expected magnitude and the norm instead "
                              "of atol/rtol)")
     parser.add_argument("--atol", type=float, default=1e-4)
     parser.add_argument("--rtol", type=float, default=1e-3)

@@ -73,6 +73,45 @@ TEST(CompareTest, AppliesAbsoluteAndRelativeTolerance) {
   EXPECT_NEAR(comparison.max_abs_error, 2e-4, 1e-9);
 }
 
+// No precision's judge passes an output scaled by 1.5 or 1.05, though its cosine is 1; each
+// passes the expected output rounded to the precision's format.
+TEST(CompareTest, EveryPrecisionRejectsAScaledOutput) {
+  std::vector<double> values;
+  for (int i = 0; i < 256; ++i) values.push_back(std::sin(0.37 * i) * (1 + i % 7));
+  const Tensor want = Tensor::from_vector(DType::kF32, {256}, values);
+  for (const std::string precision : {"fp32", "tf32", "fp16", "bf16"}) {
+    const Tolerance tolerance = tolerance_for_precision(precision, DType::kF32);
+    const DType format = precision == "fp16"   ? DType::kF16
+                         : precision == "bf16" ? DType::kBF16
+                                               : DType::kF32;
+    EXPECT_TRUE(compare_tensors(want.converted(format).converted(DType::kF32), want, tolerance).ok)
+        << precision;
+    for (const double factor : {1.5, 1.05}) {
+      std::vector<double> scaled;
+      for (const double value : values) scaled.push_back(value * factor);
+      const Comparison comparison =
+          compare_tensors(Tensor::from_vector(DType::kF32, {256}, scaled), want, tolerance);
+      EXPECT_FALSE(comparison.ok) << precision << " passed x" << factor;
+      EXPECT_NEAR(comparison.cosine, 1.0, 1e-6);
+      EXPECT_NEAR(comparison.norm_ratio, factor, 1e-6);  // f32 tensors
+    }
+  }
+}
+
+TEST(CompareTest, SixteenBitErrorIsBoundedByTheLargestMagnitude) {
+  // fp16: max error <= 1e-3 + 8 * 2^-11 * max |want| (3.9e-3 of 100 here): an error of 0.3 on a
+  // small element passes, 0.5 fails, and neither moves the norm of 100 by 1%.
+  const Tolerance tolerance = tolerance_for_precision("fp16", DType::kF32);
+  const Tensor want = Tensor::from_vector(DType::kF32, {3}, std::vector<double>{100.0, 1.0, -2.0});
+  const Tensor close = Tensor::from_vector(DType::kF32, {3}, std::vector<double>{100.0, 1.3, -2.0});
+  const Tensor far = Tensor::from_vector(DType::kF32, {3}, std::vector<double>{100.0, 1.5, -2.0});
+  EXPECT_TRUE(compare_tensors(close, want, tolerance).ok);
+  const Comparison comparison = compare_tensors(far, want, tolerance);
+  EXPECT_FALSE(comparison.ok);
+  EXPECT_EQ(comparison.failed, "error");
+  EXPECT_NEAR(comparison.max_error_of_max(), 0.005, 1e-12);
+}
+
 TEST(CompareTest, NanMatchesNanAndInfinitiesMatchExactly) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const double inf = std::numeric_limits<double>::infinity();
