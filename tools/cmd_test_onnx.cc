@@ -2,8 +2,10 @@
 // input_K.pb, output_K.pb) on the reference interpreter and compares with the expected outputs.
 //
 // Each case ends as PASS, FAIL, UNSUPPORTED (the model uses an op kiln does not support), or
-// XFAIL (listed in --expected-failures with a reason). A listed case that passes is XPASS and
-// counts as failed, so the list stays true. A case whose ops are all supported must pass or be
+// XFAIL (listed in --expected-failures with the kind of failure, error or mismatch, and a
+// reason; XFAIL prints both and what the case really hit). A listed case that passes is XPASS,
+// and one that fails the other way (an error where a mismatch is listed, or the reverse) is a
+// FAIL: both count as failed, so the list stays true. A case whose ops are all supported must pass or be
 // listed: an unexplained UnsupportedError there is a FAIL. Last line: "N passed, N failed,
 // N skipped"; exit 1 if anything failed.
 //
@@ -91,9 +93,24 @@ struct CaseErrors {
 
 enum class Outcome { kPass, kFail, kUnsupported, kExpectedFailure };
 
+// How a case fails: it stops with an error (an unsupported dtype or attribute, a bad model), or
+// it runs and an output is judged wrong.
+enum class FailureKind { kError, kMismatch };
+
+std::string_view failure_kind_name(FailureKind kind) {
+  return kind == FailureKind::kError ? "error" : "mismatch";
+}
+
 struct CaseResult {
   Outcome outcome;
   std::string detail;
+  FailureKind kind = FailureKind::kError;  // of a kFail
+};
+
+// A listed expected failure: the kind of failure it must end in, and why.
+struct ExpectedFailure {
+  FailureKind kind;
+  std::string reason;
 };
 
 // Case directories: each DIR holding model.onnx, or the sorted subdirectories of DIR that do.
@@ -127,8 +144,10 @@ std::vector<fs::path> find_cases(const std::vector<std::string>& dirs) {
   return cases;
 }
 
-// "case_name reason..." lines; '#' starts a comment line. Adds to `reasons`.
-void read_expected_failures(const std::string& path, std::map<std::string, std::string>& reasons) {
+// "CASE_NAME KIND: REASON" lines, KIND error or mismatch; '#' starts a comment line. Adds to
+// `listed`.
+void read_expected_failures(const std::string& path,
+                            std::map<std::string, ExpectedFailure>& listed) {
   std::ifstream file(path);
   if (!file) throw InputError(path + ": cannot open expected-failures file");
   std::string line;
@@ -139,11 +158,20 @@ void read_expected_failures(const std::string& path, std::map<std::string, std::
     const size_t space = line.find_first_of(" \t");
     const size_t reason_start =
         space == std::string::npos ? std::string::npos : line.find_first_not_of(" \t", space);
-    if (reason_start == std::string::npos) {
-      throw InputError(fmt::format("{}:{}: '{}' has no reason (write: CASE_NAME REASON)", path,
-                                   line_number, line));
+    const std::string rest = reason_start == std::string::npos ? "" : line.substr(reason_start);
+    std::optional<FailureKind> kind;
+    for (const FailureKind candidate : {FailureKind::kError, FailureKind::kMismatch}) {
+      const std::string label = std::string(failure_kind_name(candidate)) + ": ";
+      if (rest.starts_with(label) && rest.size() > label.size()) kind = candidate;
     }
-    reasons[line.substr(0, space)] = line.substr(reason_start);
+    if (!kind) {
+      throw InputError(fmt::format(
+          "{}:{}: '{}' needs the kind of failure and its reason (write: CASE_NAME error: REASON "
+          "or CASE_NAME mismatch: REASON)",
+          path, line_number, line));
+    }
+    const size_t colon = rest.find(':');
+    listed[line.substr(0, space)] = {*kind, rest.substr(rest.find_first_not_of(" ", colon + 1))};
   }
 }
 
@@ -280,7 +308,7 @@ std::string run_case(const fs::path& case_dir, const ModelFacts& facts,
 }
 
 CaseResult test_case(const fs::path& case_dir, const TestOnnxOptions& options, const Judge& judge,
-                     const std::map<std::string, std::string>& expected_failures) {
+                     const std::map<std::string, ExpectedFailure>& expected_failures) {
   const std::string name = case_dir.filename().string();
   auto listed = expected_failures.find(name);
   CaseResult result;
@@ -297,7 +325,7 @@ CaseResult test_case(const fs::path& case_dir, const TestOnnxOptions& options, c
                                           "norm ratio {:.6f}, cosine {:.6f}",
                                           errors.max_abs, errors.max_error_of_max, errors.max_rel,
                                           errors.worst_norm_ratio, errors.min_cosine)}
-                 : CaseResult{Outcome::kFail, mismatch};
+                 : CaseResult{Outcome::kFail, mismatch, FailureKind::kMismatch};
   } catch (const GpuBackendRefusal& error) {
     result = {Outcome::kUnsupported, std::string("GPU backend: ") + error.what()};
   } catch (const UnsupportedError& error) {
@@ -308,11 +336,24 @@ CaseResult test_case(const fs::path& case_dir, const TestOnnxOptions& options, c
     result = {Outcome::kFail, std::string("internal error: ") + error.what()};
   }
   if (listed != expected_failures.end()) {
+    const ExpectedFailure& expected = listed->second;
+    const std::string_view kind = failure_kind_name(expected.kind);
     if (result.outcome == Outcome::kPass) {
-      return {Outcome::kFail, "XPASS: listed as an expected failure (" + listed->second +
-                                  ") but passes; remove it from the list"};
+      return {Outcome::kFail, fmt::format("XPASS: listed as an expected {} ({}) but passes; remove "
+                                          "it from the list",
+                                          kind, expected.reason)};
     }
-    if (result.outcome == Outcome::kFail) return {Outcome::kExpectedFailure, listed->second};
+    if (result.outcome == Outcome::kFail && result.kind != expected.kind) {
+      const char* what = result.kind == FailureKind::kError
+                             ? "it stopped with an error"
+                             : "it ran and an output was judged wrong";
+      return {Outcome::kFail, fmt::format("listed as an expected {} ({}) but {}: {}", kind,
+                                          expected.reason, what, result.detail)};
+    }
+    if (result.outcome == Outcome::kFail) {
+      return {Outcome::kExpectedFailure,
+              fmt::format("{} ({}: {})", expected.reason, kind, result.detail)};
+    }
   }
   return result;
 }
@@ -320,7 +361,7 @@ CaseResult test_case(const fs::path& case_dir, const TestOnnxOptions& options, c
 int run_test_onnx(const TestOnnxOptions& options) {
   if (options.device == "gpu") require_cuda_device();
   const std::vector<fs::path> cases = find_cases(options.dirs);
-  std::map<std::string, std::string> expected_failures;
+  std::map<std::string, ExpectedFailure> expected_failures;
   for (const std::string& path : options.expected_failures_files) {
     read_expected_failures(path, expected_failures);
   }
@@ -370,8 +411,9 @@ void add_test_onnx_command(CLI::App& parent, int& exit_code) {
   command->add_option("dirs", options->dirs, "Case directories, or directories of them")
       ->required();
   command->add_option("--expected-failures", options->expected_failures_files,
-                      "File of 'CASE_NAME REASON' lines: known failures, reported as XFAIL "
-                      "(repeatable: the lists add up)");
+                      "File of 'CASE_NAME error: REASON' or 'CASE_NAME mismatch: REASON' lines: "
+                      "known failures, reported as XFAIL when they fail that way (repeatable: "
+                      "the lists add up)");
   command->add_option("--atol", options->atol,
                       "Absolute tolerance (default 1e-4; 1e-3 with --precision tf32; float outputs "
                       "in fp16 1e-3, bf16 1e-2)");
