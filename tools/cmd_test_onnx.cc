@@ -7,7 +7,7 @@
 // and one that fails the other way (an error where a mismatch is listed, or the reverse) is a
 // FAIL: both count as failed, so the list stays true. A case whose ops are all supported must pass or be
 // listed: an unexplained UnsupportedError there is a FAIL. Last line: "N passed, N failed,
-// N skipped"; exit 1 if anything failed.
+// N skipped"; exit 1 if anything failed, or fewer or more than --expect-passed passed.
 //
 // --precision tf32|fp16|bf16 takes each graph through the pass pipeline to the fused stage with
 // that precision (the mixed-precision pass) before running it. Outputs are judged by the
@@ -61,6 +61,7 @@ struct TestOnnxOptions {
   PrecisionOptions precision;
   std::string device = "cpu";
   std::optional<double> min_cosine;  // unset: the precision's default
+  std::optional<int> expect_passed;
   bool quiet = false;
 };
 
@@ -399,6 +400,11 @@ int run_test_onnx(const TestOnnxOptions& options) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::cout << fmt::format("ran {} cases in {:.1f} s\n", cases.size(), seconds);
   std::cout << fmt::format("{} passed, {} failed, {} skipped\n", passed, failed, skipped);
+  if (options.expect_passed && passed != *options.expect_passed) {
+    std::cout << fmt::format("FAIL: {} cases passed where {} are expected (--expect-passed)\n",
+                             passed, *options.expect_passed);
+    return 1;
+  }
   return failed ? 1 : 0;
 }
 
@@ -431,6 +437,10 @@ void add_test_onnx_command(CLI::App& parent, int& exit_code) {
                       "With --precision fp16 or bf16: the least cosine similarity of a float "
                       "output to the expected one (default 0.999); the error and the norm (within "
                       "1%) are bounded too");
+  command->add_option("--expect-passed", options->expect_passed,
+                      "Fail unless exactly N cases pass (on the GPU a refused kernel makes a case "
+                      "UNSUPPORTED: the count shows a regression that refuses more)")
+      ->check(CLI::NonNegativeNumber);
   command->add_flag("-q,--quiet", options->quiet, "Print only failures and the totals");
   command->callback([options, &exit_code] { exit_code = run_test_onnx(*options); });
 }

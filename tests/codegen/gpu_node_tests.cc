@@ -4,22 +4,27 @@
 // test-onnx --device gpu runs them; each output is judged as kiln test-onnx judges it
 // (tools/compare.h, tolerance_for_precision). The ctest of label gpu.
 //
-//   kiln_gpu_node_tests --node-tests DIR [--precision fp16|bf16|tf32] [--filter TEXT] [-q]
+//   kiln_gpu_node_tests --node-tests DIR [--precision fp16|bf16|tf32] [--filter TEXT]
+//                       [--expect-passed N] [-q]
 //
 // With --precision the pipeline includes mixed precision (graph inputs and outputs keep their
 // dtypes) and outputs are judged by that precision's rule: tf32 element-wise with ten times
 // fp32's tolerance; fp16 and bf16 float outputs by their largest error against the largest
 // expected magnitude, the norm and cosine similarity at least 0.999.
 //
-// Prints PASS / FAIL per case (-q: only failures), then "N passed, N failed, N skipped" (skipped:
-// kiln cannot import the case, or the GPU backend does not generate one of its kernels yet).
-// Exit status: 0 all passed, 1 a failure, 77 (ctest's SKIP_RETURN_CODE) when there is no CUDA
+// Every data set of a case runs (test_data_set_*). Prints PASS / FAIL per case (-q: only
+// failures), then "N passed, N failed, N skipped" (skipped: kiln cannot import the case, or the
+// GPU backend does not generate one of its kernels yet). A refusal is a skip, so --expect-passed
+// N fails the run unless exactly N cases pass: the ctests give the count, and a regression that
+// refuses more (or a change that lowers more) shows. Exit status: 0 all passed, 1 a failure or
+// another count, 77 (ctest's SKIP_RETURN_CODE) when there is no CUDA
 // device: it prints "no CUDA device: skipped" and never passes without running.
 #include <fmt/format.h>
 
 #include <filesystem>
 #include <iostream>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,6 +45,7 @@ struct Options {
   std::string node_tests;
   std::string precision = "fp32";
   std::string filter;
+  std::optional<int> expect_passed;
   bool quiet = false;
 };
 
@@ -84,19 +90,24 @@ int run(const Options& options) {
   for (const fs::path& case_dir : find_node_test_cases(options.node_tests)) {
     const std::string name = case_dir.filename().string();
     if (name.find(options.filter) == std::string::npos) continue;
-    NodeTestCase test_case;
+    std::vector<NodeTestCase> data_sets;
     try {
-      test_case = load_node_test_case(case_dir);
+      data_sets = load_node_test_data_sets(case_dir);
     } catch (const InputError&) {
       ++skipped;  // test-onnx's UNSUPPORTED and expected failures
       continue;
     }
     std::string problem;
     try {
-      PipelineOptions pipeline;
-      pipeline.precision = passes::parse_precision(options.precision);
-      optimize(*test_case.graph, Stage::kFused, pipeline);
-      problem = run_case(test_case, options.precision);
+      for (size_t k = 0; k < data_sets.size() && problem.empty(); ++k) {
+        PipelineOptions pipeline;
+        pipeline.precision = passes::parse_precision(options.precision);
+        optimize(*data_sets[k].graph, Stage::kFused, pipeline);
+        problem = run_case(data_sets[k], options.precision);
+        if (!problem.empty()) {
+          problem = fmt::format("data set {} of {}: {}", k + 1, data_sets.size(), problem);
+        }
+      }
     } catch (const UnsupportedError&) {
       ++skipped;
       continue;
@@ -112,6 +123,13 @@ int run(const Options& options) {
     }
   }
   std::cout << fmt::format("{} passed, {} failed, {} skipped\n", passed, failed, skipped);
+  if (options.expect_passed && passed != *options.expect_passed) {
+    std::cout << fmt::format(
+        "FAIL: {} cases passed where {} are expected (--expect-passed): a case the GPU backend "
+        "now refuses, or one it newly runs (then raise the count in tests/codegen/CMakeLists.txt)\n",
+        passed, *options.expect_passed);
+    return 1;
+  }
   return failed ? 1 : 0;
 }
 
@@ -128,11 +146,13 @@ int main(int argc, char** argv) {
       options.precision = argv[++i];
     } else if (arg == "--filter" && i + 1 < argc) {
       options.filter = argv[++i];
+    } else if (arg == "--expect-passed" && i + 1 < argc) {
+      options.expect_passed = std::stoi(argv[++i]);
     } else if (arg == "-q") {
       options.quiet = true;
     } else {
       std::cerr << "usage: kiln_gpu_node_tests --node-tests DIR [--precision fp16|bf16|tf32] "
-                   "[--filter TEXT] [-q]\n";
+                   "[--filter TEXT] [--expect-passed N] [-q]\n";
       return 2;
     }
   }

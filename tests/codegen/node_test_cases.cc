@@ -54,9 +54,10 @@ std::vector<fs::path> find_node_test_cases(const fs::path& dir) {
   return cases;
 }
 
-NodeTestCase load_node_test_case(const fs::path& dir) {
-  const fs::path model = dir / "model.onnx";
-  const fs::path data_dir = dir / "test_data_set_0";
+namespace {
+
+// One data set of the case whose model is `model`, the model imported with its inputs bound.
+NodeTestCase load_data_set(const fs::path& model, const fs::path& data_dir) {
   const std::vector<std::string> names = model_input_names(model);
   const std::vector<Tensor> input_tensors = read_tensors(data_dir, "input_");
   NodeTestCase test_case;
@@ -75,6 +76,28 @@ NodeTestCase load_node_test_case(const fs::path& dir) {
     }
   }
   return test_case;
+}
+
+}  // namespace
+
+std::vector<NodeTestCase> load_node_test_data_sets(const fs::path& dir) {
+  std::vector<fs::path> data_dirs;
+  for (const fs::directory_entry& entry : fs::directory_iterator(dir)) {
+    if (entry.path().filename().string().starts_with("test_data_set_")) {
+      data_dirs.push_back(entry.path());
+    }
+  }
+  if (data_dirs.empty()) throw InputError(dir.string() + ": no test_data_set_* directory");
+  std::sort(data_dirs.begin(), data_dirs.end());
+  std::vector<NodeTestCase> data_sets;
+  for (const fs::path& data_dir : data_dirs) {
+    data_sets.push_back(load_data_set(dir / "model.onnx", data_dir));
+  }
+  return data_sets;
+}
+
+NodeTestCase load_node_test_case(const fs::path& dir) {
+  return load_data_set(dir / "model.onnx", dir / "test_data_set_0");
 }
 
 }  // namespace kiln::testing

@@ -2,11 +2,11 @@
 """Exports the real-model test networks to ONNX (opset 17), with seeded random weights and inputs.
 
 Run with an interpreter that has PyTorch and torchvision (Debian's /usr/bin/python3):
-    /usr/bin/python3 tests/models/export_models.py WORK_DIR [MODEL...]
+    /usr/bin/python3 tests/models/export_models.py WORK_DIR [MODEL...] [--batch N]
 
 For each MODEL (resnet50, mobilenetv2, bert, vit; default: all) it writes
     WORK_DIR/<model>.onnx
-    WORK_DIR/<model>/inputs/<input name>.npy
+    WORK_DIR/<model>/inputs/<input name>.npy      (batch N, default 1: the same weights)
 Weights are random but seeded (torch.manual_seed). BatchNormalization nodes are kept (not folded
 into the convolutions) and their statistics are made non-trivial: gamma and beta are randomized,
 then the running mean and variance are measured on a few random batches, so activations stay in
@@ -126,19 +126,19 @@ def randomize_batch_norms(model, calibration_batches):
 
 
 def make_cnn(constructor):
-    def make():
+    def make(batch):
         model = constructor()
         randomize_batch_norms(model, [torch.randn(8, 3, 224, 224) for _ in range(2)])
-        image = torch.randn(1, 3, 224, 224)
+        image = torch.randn(batch, 3, 224, 224)
         return model, {"input": image}, ["logits"]
     return make
 
 
-def make_bert():
+def make_bert(batch):
     model = BertEncoder().eval()
     seq = 64
-    input_ids = torch.randint(1, 1000, (1, seq), dtype=torch.long)
-    attention_mask = torch.ones(1, seq, dtype=torch.long)
+    input_ids = torch.randint(1, 1000, (batch, seq), dtype=torch.long)
+    attention_mask = torch.ones(batch, seq, dtype=torch.long)
     attention_mask[:, seq - 13:] = 0  # the last 13 positions are padding
     return (model, {"input_ids": input_ids, "attention_mask": attention_mask},
             ["last_hidden_state", "pooler_output"])
@@ -163,14 +163,14 @@ def randomize_vit_parameters(model):
                 module.bias.normal_(0.0, 0.1)
 
 
-def make_vit():
+def make_vit(batch):
     """torchvision's ViT: ViT-B/16's image, patch and head sizes and MLP ratio; 4 layers of 256."""
     hidden = 256
     model = torchvision.models.vision_transformer.VisionTransformer(
         image_size=224, patch_size=16, num_layers=4, num_heads=4, hidden_dim=hidden,
         mlp_dim=4 * hidden, num_classes=1000)
     randomize_vit_parameters(model)
-    image = torch.randn(1, 3, 224, 224)
+    image = torch.randn(batch, 3, 224, 224)
     return model, {"input": image}, ["logits"]
 
 
@@ -182,9 +182,9 @@ MODELS = {
 }
 
 
-def export(name, work_dir):
+def export(name, work_dir, batch):
     torch.manual_seed(SEED)
-    model, inputs, output_names = MODELS[name]()
+    model, inputs, output_names = MODELS[name](batch)
     model.eval()
     path = os.path.join(work_dir, f"{name}.onnx")
     # torch 2 defaults to its newer exporter from 2.9 on; the TorchScript one (dynamo=False) makes
@@ -210,6 +210,8 @@ def main():
     parser.add_argument("work_dir")
     parser.add_argument("models", nargs="*", metavar="MODEL",
                         help=f"one of {', '.join(MODELS)} (default: all)")
+    parser.add_argument("--batch", type=int, default=1,
+                        help="the batch size of the inputs (the weights do not depend on it)")
     args = parser.parse_args()
     unknown = [name for name in args.models if name not in MODELS]
     if unknown:
@@ -218,7 +220,7 @@ def main():
     os.makedirs(args.work_dir, exist_ok=True)
     for name in args.models or list(MODELS):
         start = time.time()
-        path = export(name, args.work_dir)
+        path = export(name, args.work_dir, args.batch)
         print(f"export {name}: {path} ({os.path.getsize(path) / 1e6:.1f} MB, "
               f"{time.time() - start:.1f} s)", flush=True)
 

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Checks the model tests' judges (run_model_test.py) cannot pass a wrong scale: outputs scaled by
 1.5 fail in fp32, fp16 and bf16, by 1.05 in fp32; the expected outputs themselves, and them
-rounded to the 16-bit format, pass. Exit status 0 when every verdict is as it must be.
+rounded to the 16-bit format, pass; and fp16 logits whose top-1 class changed where it led by 3%
+of the largest logit fail, though within the error bound. Exit status 0 when every verdict is as
+it must be.
 
 usage: judge_selftest.py
 """
@@ -47,9 +49,18 @@ def main():
     cases = [(precision, "as expected", rounded[precision], True) for precision in judges]
     cases += [(precision, "x1.5", want * 1.5, False) for precision in judges]
     cases += [("fp32", "x1.05", want * 1.05, False)]
+    # Row 0's best two classes swapped, its best leading by 3% of the largest logit.
+    top = want.copy()
+    first, second = np.argsort(-top[0])[:2]
+    top[0, second] = top[0, first] - 0.03 * np.abs(want).max()
+    swapped = top.copy()
+    swapped[0, [first, second]] = top[0, [second, first]]
+    cases += [("fp16", "as expected (clear top-1)", top, True),
+              ("fp16", "with row 0's top-1 swapped", swapped, False)]
     ok = True
     for precision, what, got, must_pass in cases:
-        passed = verdict(judges[precision], want, got)
+        reference = top if "top-1" in what else want
+        passed = verdict(judges[precision], reference, got)
         right = passed == must_pass
         ok = ok and right
         print(f"{precision} judge, outputs {what}: {'PASS' if passed else 'FAIL'} "

@@ -62,7 +62,8 @@ def file_hash(path):
 
 def export_if_needed(args, model_path, model_dir):
     stamp_path = os.path.join(model_dir, "export.stamp")
-    wanted = file_hash(EXPORT_SCRIPT)
+    batch = getattr(args, "batch", 1)  # the callers without a --batch option export batch 1
+    wanted = f"{file_hash(EXPORT_SCRIPT)} batch {batch}"
     if os.path.exists(model_path) and os.path.exists(stamp_path):
         with open(stamp_path) as f:
             if f.read().strip() == wanted:
@@ -76,7 +77,8 @@ def export_if_needed(args, model_path, model_dir):
             f"export needs PyTorch and torchvision, but '{args.torch_python}' cannot import them "
             "(Debian: apt-get install python3-torch python3-torchvision; or configure with "
             "-DKILN_TORCH_PYTHON=/path/to/python)")
-    seconds = run_step("export", [args.torch_python, EXPORT_SCRIPT, args.work_dir, args.model])
+    seconds = run_step("export", [args.torch_python, EXPORT_SCRIPT, args.work_dir, args.model,
+                                  "--batch", str(batch)])
     with open(stamp_path, "w") as f:
         f.write(wanted + "\n")
     return seconds
@@ -156,6 +158,9 @@ def compare_outputs(expected_dir, got_dir, atol, rtol):
 # and 0.09%, bf16 at most 0.111 and 0.73%, ResNet-50 and MobileNetV2 the worst), so an output
 # scaled by 1.5 fails in both.
 SIXTEEN_BIT_BARS = {"fp16": (0.05, 0.01), "bf16": (0.2, 0.02)}
+# In fp16 a classifier's top-1 class must agree with the reference's on every row where that
+# class leads by more than this fraction of the largest logit.
+TOP1_MARGIN = 0.01
 
 
 def norm_ratio(got, want):
@@ -193,13 +198,20 @@ def compare_16bit(expected_dir, got_dir, precision, min_cosine):
               f"max rel error {relative.max(initial=0):.3g}"
               + (f"; FAILED: {', '.join(failed)}" if failed else ""))
         if name == "logits.npy":
+            # fp16 must keep the reference's top-1 class wherever it leads by more than 1% of the
+            # largest logit (a flip there fits the error bound but is wrong); nearer ties are
+            # reported only, as are bf16's flips.
             for row_want, row_got in zip(want.reshape(len(want), -1), got.reshape(len(got), -1)):
                 best_want, best_got = np.argsort(-row_want)[:5], np.argsort(-row_got)[:5]
                 margin = row_want[best_want[0]] - row_want[best_want[1]]
-                agrees = "agrees" if best_want[0] == best_got[0] else "DIFFERS"
-                print(f"    top-1 {agrees} (class {best_want[0]} expected, {best_got[0]} got; "
-                      f"expected margin to the second class {margin:.3g}), top-5 overlap "
-                      f"{len(set(best_want) & set(best_got))}/5")
+                agrees = best_want[0] == best_got[0]
+                required = precision == "fp16" and margin > TOP1_MARGIN * largest
+                print(f"    top-1 {'agrees' if agrees else 'DIFFERS'} (class {best_want[0]} "
+                      f"expected, {best_got[0]} got; expected margin to the second class "
+                      f"{margin:.3g}{', agreement required' if required else ''}), top-5 "
+                      f"overlap {len(set(best_want) & set(best_got))}/5")
+                if required and not agrees:
+                    failed.append("top-1 differs with a clear margin")
         all_ok = all_ok and not failed
     return all_ok
 
@@ -237,6 +249,9 @@ def model_test_parser(description):
                         help="kiln --precision (fp16, bf16: judged by cosine similarity, the "
                              "error against the largest expected magnitude and the norm instead "
                              "of atol/rtol)")
+    parser.add_argument("--batch", type=int, default=1,
+                        help="the batch size the model is exported with (give each its own "
+                             "--work-dir)")
     parser.add_argument("--atol", type=float, default=1e-4)
     parser.add_argument("--rtol", type=float, default=1e-3)
     parser.add_argument("--min-cosine", type=float, default=0.999,
