@@ -59,7 +59,11 @@ Tolerance tolerance_for_precision(const std::string& precision, DType want_dtype
 
 Tolerance tolerance_for_model(const std::string& precision, DType want_dtype) {
   Tolerance tolerance;
-  if (precision == "fp32" || !is_float(want_dtype)) return tolerance;
+  if (!is_float(want_dtype)) return tolerance;
+  if (precision == "fp32") {
+    tolerance.max_rtol = 1e-5;
+    return tolerance;
+  }
   tolerance.relative_to_max = true;
   const bool bf16 = precision == "bf16";
   tolerance.atol = bf16 ? 1e-2 : 1e-3;
@@ -85,6 +89,12 @@ Comparison compare_tensors(const Tensor& got, const Tensor& want, const Toleranc
                      shape_to_string(want.shape()) + "]";
     return result;
   }
+  double largest_want = 0.0;  // for the element-wise floor of max_rtol
+  for (int64_t i = 0; i < want.num_elements() && tolerance.max_rtol > 0.0; ++i) {
+    const double w = want.get_double(i);
+    if (std::isfinite(w)) largest_want = std::max(largest_want, std::abs(w));
+  }
+  const double floor = tolerance.atol + tolerance.max_rtol * largest_want;
   double dot = 0.0, got_norm = 0.0, want_norm = 0.0;
   int64_t finite = 0;
   for (int64_t i = 0; i < got.num_elements(); ++i) {
@@ -100,7 +110,7 @@ Comparison compare_tensors(const Tensor& got, const Tensor& want, const Toleranc
       result.max_abs_error = std::max(result.max_abs_error, error);
       result.max_abs_want = std::max(result.max_abs_want, std::abs(w));
       if (w != 0.0) result.max_rel_error = std::max(result.max_rel_error, error / std::abs(w));
-      close = tolerance.relative_to_max || error <= tolerance.atol + tolerance.rtol * std::abs(w);
+      close = tolerance.relative_to_max || error <= floor + tolerance.rtol * std::abs(w);
       dot += g * w;
       got_norm += g * g;
       want_norm += w * w;

@@ -98,6 +98,26 @@ TEST(CompareTest, EveryPrecisionRejectsAScaledOutput) {
   }
 }
 
+TEST(CompareTest, ModelRulesRejectAScaledOutputAndFloorFp32SumsByTheLargestMagnitude) {
+  std::vector<double> values;
+  for (int i = 0; i < 256; ++i) values.push_back(std::cos(0.41 * i) * (1 + i % 5));
+  const Tensor want = Tensor::from_vector(DType::kF32, {256}, values);
+  for (const std::string precision : {"fp32", "tf32", "fp16", "bf16"}) {
+    std::vector<double> scaled;
+    for (const double value : values) scaled.push_back(value * 1.5);
+    EXPECT_FALSE(compare_tensors(Tensor::from_vector(DType::kF32, {256}, scaled), want,
+                                 tolerance_for_model(precision, DType::kF32))
+                     .ok)
+        << precision;
+  }
+  // A deep f32 sum's rounding on a small element (GPU vs CPU reference, a 4608-deep matmul whose
+  // largest output is 285): beyond fp32's element-wise rule, within the model rule's floor.
+  const Tensor sums = Tensor::from_vector(DType::kF32, {2}, std::vector<double>{285.0, 0.12});
+  const Tensor off = Tensor::from_vector(DType::kF32, {2}, std::vector<double>{285.0, 0.1207});
+  EXPECT_FALSE(compare_tensors(off, sums, tolerance_for_precision("fp32", DType::kF32)).ok);
+  EXPECT_TRUE(compare_tensors(off, sums, tolerance_for_model("fp32", DType::kF32)).ok);
+}
+
 TEST(CompareTest, SixteenBitErrorIsBoundedByTheLargestMagnitude) {
   // fp16: max error <= 1e-3 + 8 * 2^-11 * max |want| (3.9e-3 of 100 here): an error of 0.3 on a
   // small element passes, 0.5 fails, and neither moves the norm of 100 by 1%.
