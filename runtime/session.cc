@@ -2,6 +2,7 @@
 // and replaying the CUDA graph, timing.
 #include "runtime/session.h"
 
+#include <dlfcn.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -313,13 +314,28 @@ void Session::State::synchronize(const std::string& what) {
 }
 
 void require_cuda_device() {
+  // The static runtime loads the driver itself; asking for it first tells a missing driver from
+  // an old one (which the runtime reports alike, as "driver version is insufficient").
+  void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+  if (!driver) throw UnsupportedError("no CUDA device: no CUDA driver (libcuda.so.1 not found)");
+  dlclose(driver);
   int count = 0;
   const cudaError_t status = cudaGetDeviceCount(&count);
+  if (status == cudaErrorInsufficientDriver) {
+    cudaGetLastError();
+    int driver_version = 0, runtime_version = 0;
+    cudaDriverGetVersion(&driver_version);
+    cudaRuntimeGetVersion(&runtime_version);
+    throw UnsupportedError(fmt::format(
+        "no CUDA device: the CUDA driver supports CUDA {}.{}, older than kiln's runtime {}.{}",
+        driver_version / 1000, driver_version % 1000 / 10, runtime_version / 1000,
+        runtime_version % 1000 / 10));
+  }
   if (status != cudaSuccess) {
     cudaGetLastError();
     throw UnsupportedError(std::string("no CUDA device (") + cudaGetErrorString(status) + ")");
   }
-  if (count == 0) throw UnsupportedError("no CUDA device");
+  if (count == 0) throw UnsupportedError("no CUDA device (the driver reports none)");
 }
 
 Session Session::load(const std::string& path) { return load(read_program(path)); }

@@ -29,8 +29,10 @@
 
 namespace kiln {
 
-// Throws UnsupportedError "no CUDA device" (with CUDA's reason when it gives one) unless a CUDA
-// device can be used.
+// Throws UnsupportedError unless a CUDA device can be used, saying which of these it is: "no CUDA
+// device: no CUDA driver (libcuda.so.1 not found)", "no CUDA device: the CUDA driver supports
+// CUDA X.Y, older than kiln's runtime A.B", "no CUDA device (the driver reports none)", or "no
+// CUDA device (CUDA's reason)".
 void require_cuda_device();
 
 // The alignment run_device needs of every device pointer: kernels move 16 bytes at a time.
