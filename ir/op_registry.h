@@ -72,7 +72,9 @@ struct AttrSpec {
 using ShapeFn = std::vector<TensorType> (*)(const Node& node);
 
 // Computes results into pre-allocated tensors of the inferred result types. Floats of 16 bits
-// are computed in f32 and rounded to nearest even on every store (Tensor::set_float does it).
+// are computed in f32 and rounded to nearest even on every store (Tensor::set_float does it);
+// sums of many float terms (reductions, statistics, dot products) accumulate in double
+// (nn::Accumulator in ir/ops/nn_kernel_util.h).
 using ReferenceFn = void (*)(const Node& node, std::span<const Tensor* const> inputs,
                              std::span<Tensor> outputs);
 

@@ -6,13 +6,14 @@
 // fp32: everything as declared (the pass does nothing).
 // tf32: no casts; the ops that round to TF32 (OpInfo::rounds_to_tf32: convolutions, gemm and
 //       matmul) on f32 operands get the attribute tf32=1: their kernels round both product
-//       operands to TF32 (8-bit exponent, 10-bit mantissa) before multiplying and accumulate in
-//       f32, as tensor cores do.
+//       operands to TF32 (8-bit exponent, 10-bit mantissa) before multiplying, as tensor cores
+//       do (which accumulate in f32; the reference kernels accumulate in double).
 // fp16, bf16 (T, the 16-bit type):
 //   - low-precision ops (PrecisionClass::kLowPrecision: convolutions and matrix products):
 //     operands in T, result in T. Float constants (weights, biases) become new T constants at
-//     compile time; other operands are cast. The reference kernels compute 16-bit ops in f32
-//     and round once when storing the result, which is what f32 accumulation on the GPU gives.
+//     compile time; other operands are cast. The reference kernels accumulate the 16-bit
+//     products in double and round once when storing the result: at least as exact as the
+//     GPU's f32 accumulation.
 //   - f32 ops (PrecisionClass::kF32: normalizations and softmax, reductions, cumulative sums,
 //     exp/log/pow/erf, sqrt and reciprocal; plus --keep-fp32): float operands cast to f32,
 //     results f32.

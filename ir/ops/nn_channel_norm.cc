@@ -1,6 +1,7 @@
 // Normalizations over groups of channels, chosen axes or channel windows:
 // group_normalization (ONNX GroupNormalization-21: per-channel scale and bias),
-// mean_variance_normalization (ONNX MeanVarianceNormalization) and lrn (ONNX LRN).
+// mean_variance_normalization (ONNX MeanVarianceNormalization) and lrn (ONNX LRN). All three
+// compute their sums, statistics and results in double and round once, when stored.
 #include <algorithm>
 #include <cmath>
 
@@ -46,41 +47,29 @@ std::vector<TensorType> infer_group_normalization(const Node& node) {
   return {operand_type(node, 0)};
 }
 
-// Stage one (mean and variance per instance and group, and the normalized values) runs in the
-// stash compute type S; stage two (scale and bias) in X's compute type T.
-template <class T, class S>
-void run_group_normalization(const Node& node, std::span<const Tensor* const> inputs,
-                             Tensor& output) {
+// In double whatever stash_type says: it is the least precision the statistics may have.
+void group_normalization_reference(const Node& node, std::span<const Tensor* const> inputs,
+                                   std::span<Tensor> outputs) {
   const Shape& shape = inputs[0]->shape();
   const int64_t channels = shape[1];
   const int64_t groups = node.int_attr("num_groups");
   const int64_t spatial = product(shape, 2, shape.size());
   const int64_t group_size = channels / groups * spatial;
-  const S epsilon = static_cast<S>(node.float_attr("epsilon"));
-  const std::vector<S> x = read_values<S>(*inputs[0]);
-  const std::vector<T> scale = read_values<T>(*inputs[1]);
-  const std::vector<T> bias = read_values<T>(*inputs[2]);
-  std::vector<T> y(x.size());
+  const double epsilon = node.float_attr("epsilon");
+  const std::vector<double> x = read_values<double>(*inputs[0]);
+  const std::vector<double> scale = read_values<double>(*inputs[1]);
+  const std::vector<double> bias = read_values<double>(*inputs[2]);
+  std::vector<double> y(x.size());
   for (int64_t block = 0; block < shape[0] * groups; ++block) {
-    const S* values = x.data() + block * group_size;
+    const double* values = x.data() + block * group_size;
     const auto [mean, inv_std] = nn::mean_and_inv_std(values, group_size, epsilon);
     for (int64_t i = 0; i < group_size; ++i) {
       const int64_t flat = block * group_size + i;
       const int64_t c = (flat / spatial) % channels;
-      y[flat] = scale[c] * static_cast<T>((values[i] - mean) * inv_std) + bias[c];
+      y[flat] = scale[c] * ((values[i] - mean) * inv_std) + bias[c];
     }
   }
-  write_values(output, y);
-}
-
-// A 16-bit stash type computes stage one in f32.
-void group_normalization_reference(const Node& node, std::span<const Tensor* const> inputs,
-                                   std::span<Tensor> outputs) {
-  nn::visit_float_compute_type(outputs[0].dtype(), [&](auto x_tag) {
-    nn::visit_float_compute_type(node.attr("stash_type").as_dtype(), [&](auto stash_tag) {
-      run_group_normalization<decltype(x_tag), decltype(stash_tag)>(node, inputs, outputs[0]);
-    });
-  });
+  write_values(outputs[0], y);
 }
 
 // ---- mean_variance_normalization --------------------------------------------------------------
@@ -105,8 +94,9 @@ std::vector<TensorType> infer_mean_variance_normalization(const Node& node) {
 
 // (x - mean) / (sqrt(variance) + 1e-9) with mean and variance over `axes`, as ONNX's function
 // body defines it.
-template <class T>
-void run_mean_variance_normalization(const Node& node, const Tensor& input, Tensor& output) {
+void mean_variance_normalization_reference(const Node& node, std::span<const Tensor* const> inputs,
+                                           std::span<Tensor> outputs) {
+  const Tensor& input = *inputs[0];
   const Shape& shape = input.shape();
   const std::vector<int64_t> axes = normalized_axes(node, input.rank());
   // Each element's statistics slot: its index with the normalized axes dropped.
@@ -117,28 +107,21 @@ void run_mean_variance_normalization(const Node& node, const Tensor& input, Tens
     kept_shape[axis] = 1;
   }
   const std::vector<int64_t> slot = broadcast_index_map(kept_shape, shape);
-  const std::vector<T> x = read_values<T>(input);
+  const std::vector<double> x = read_values<double>(input);
   const size_t slots = static_cast<size_t>(num_elements(kept_shape));
-  std::vector<T> mean(slots, T{}), squares(slots, T{});
+  std::vector<double> mean(slots, 0.0), squares(slots, 0.0);
   for (size_t i = 0; i < x.size(); ++i) mean[slot[i]] += x[i];
-  for (T& value : mean) value /= static_cast<T>(count);
+  for (double& value : mean) value /= static_cast<double>(count);
   for (size_t i = 0; i < x.size(); ++i) {
-    const T centered = x[i] - mean[slot[i]];
+    const double centered = x[i] - mean[slot[i]];
     squares[slot[i]] += centered * centered;
   }
-  std::vector<T> y(x.size());
+  std::vector<double> y(x.size());
   for (size_t i = 0; i < x.size(); ++i) {
-    const T std_dev = std::sqrt(squares[slot[i]] / static_cast<T>(count));
-    y[i] = (x[i] - mean[slot[i]]) / (std_dev + static_cast<T>(1e-9));
+    const double std_dev = std::sqrt(squares[slot[i]] / static_cast<double>(count));
+    y[i] = (x[i] - mean[slot[i]]) / (std_dev + 1e-9);
   }
-  write_values(output, y);
-}
-
-void mean_variance_normalization_reference(const Node& node, std::span<const Tensor* const> inputs,
-                                           std::span<Tensor> outputs) {
-  nn::visit_float_compute_type(outputs[0].dtype(), [&](auto tag) {
-    run_mean_variance_normalization<decltype(tag)>(node, *inputs[0], outputs[0]);
-  });
+  write_values(outputs[0], y);
 }
 
 // ---- lrn --------------------------------------------------------------------------------------
@@ -154,27 +137,28 @@ std::vector<TensorType> infer_lrn(const Node& node) {
 
 // y = x / (bias + alpha / size * sum of x^2 over the channel window)^beta, where the window of
 // channel c is [c - floor((size-1)/2), c + ceil((size-1)/2)] clipped to the channels.
-template <class T>
-void run_lrn(const Node& node, const Tensor& input, Tensor& output) {
+void lrn_reference(const Node& node, std::span<const Tensor* const> inputs,
+                   std::span<Tensor> outputs) {
+  const Tensor& input = *inputs[0];
   const Shape& shape = input.shape();
   const int64_t channels = shape[1];
   const int64_t spatial = product(shape, 2, shape.size());
   const int64_t size = node.int_attr("size");
   const int64_t before = (size - 1) / 2;
   const int64_t after = size / 2;  // ceil((size - 1) / 2)
-  const T alpha_over_size = static_cast<T>(node.float_attr("alpha")) / static_cast<T>(size);
-  const T beta = static_cast<T>(node.float_attr("beta"));
-  const T bias = static_cast<T>(node.float_attr("bias"));
-  const std::vector<T> x = read_values<T>(input);
-  std::vector<T> y(x.size());
+  const double alpha_over_size = node.float_attr("alpha") / static_cast<double>(size);
+  const double beta = node.float_attr("beta");
+  const double bias = node.float_attr("bias");
+  const std::vector<double> x = read_values<double>(input);
+  std::vector<double> y(x.size());
   for (int64_t n = 0; n < shape[0]; ++n) {
     for (int64_t c = 0; c < channels; ++c) {
       const int64_t first = std::max<int64_t>(0, c - before);
       const int64_t last = std::min(channels - 1, c + after);
       for (int64_t s = 0; s < spatial; ++s) {
-        T square_sum{};
+        double square_sum = 0;
         for (int64_t k = first; k <= last; ++k) {
-          const T value = x[(n * channels + k) * spatial + s];
+          const double value = x[(n * channels + k) * spatial + s];
           square_sum += value * value;
         }
         const int64_t i = (n * channels + c) * spatial + s;
@@ -182,13 +166,7 @@ void run_lrn(const Node& node, const Tensor& input, Tensor& output) {
       }
     }
   }
-  write_values(output, y);
-}
-
-void lrn_reference(const Node& node, std::span<const Tensor* const> inputs,
-                   std::span<Tensor> outputs) {
-  nn::visit_float_compute_type(
-      outputs[0].dtype(), [&](auto tag) { run_lrn<decltype(tag)>(node, *inputs[0], outputs[0]); });
+  write_values(outputs[0], y);
 }
 
 }  // namespace

@@ -1,12 +1,13 @@
 // The convolution ops: conv (ONNX Conv, any spatial rank, groups, dilations, strides, pads,
 // optional bias) as im2col + gemm_accumulate, and conv_transpose (ONNX ConvTranspose) as
 // gemm_accumulate + col2im. Converters resolve auto_pad and output_shape into explicit pads.
-// For f16 and bf16 they compute in f32 and round once when storing the result (write_values):
-// f32 accumulation, as the GPU's 16-bit convolutions do. tf32=1 rounds X and W (nn_tf32.h).
+// X and W are read in f32 (f64 for f64); the products accumulate in double (gemm_accumulate) and
+// the result is rounded once, when stored (write_values). tf32=1 rounds X and W (nn_tf32.h).
 #include <algorithm>
 
 #include "ir/ops/nn_conv_geometry.h"
 #include "ir/ops/nn_gemm_kernel.h"
+#include "ir/ops/nn_kernel_util.h"
 #include "ir/ops/nn_ops.h"
 #include "ir/ops/nn_tf32.h"
 #include "ir/ops/op_helpers.h"
@@ -19,11 +20,14 @@ using nn::read_values;
 using nn::TapGeometry;
 using nn::write_values;
 
-// What both kernels work on, in the compute type T: the input X and the weights W (rounded to
-// TF32 when the node has tf32=1), the output Y (started from the bias broadcast over batch and
-// spatial positions, or zero without bias), with the spatial and per-group channel sizes.
+// What both kernels work on: the input X and the weights W in the compute type T (rounded to
+// TF32 when the node has tf32=1), the output Y in its accumulator type (started from the bias
+// broadcast over batch and spatial positions, or zero without bias), with the spatial and
+// per-group channel sizes.
 template <class T>
 struct ConvBuffers {
+  using Acc = nn::Accumulator<T>;
+
   ConvBuffers(const Node& node, const ConvGeometry& geometry, std::span<const Tensor* const> inputs)
       : x(read_values<T>(*inputs[0])),
         w(read_values<T>(*inputs[1])),
@@ -36,13 +40,14 @@ struct ConvBuffers {
     nn::round_operand_to_tf32(node, x);
     nn::round_operand_to_tf32(node, w);
     if (inputs.size() < 3) return;
-    const std::vector<T> bias = read_values<T>(*inputs[2]);
+    const std::vector<Acc> bias = read_values<Acc>(*inputs[2]);
     for (int64_t plane = 0; plane < geometry.batch * geometry.out_channels; ++plane) {
       std::fill_n(y.data() + plane * out_size, out_size, bias[plane % geometry.out_channels]);
     }
   }
 
-  std::vector<T> x, w, y;
+  std::vector<T> x, w;
+  std::vector<Acc> y;
   int64_t in_size, out_size, group_in, group_out;
 };
 
@@ -111,22 +116,23 @@ std::vector<TensorType> infer_conv_transpose(const Node& node) {
 
 template <class T>
 void run_conv_transpose(const Node& node, std::span<const Tensor* const> inputs, Tensor& output) {
+  using Acc = nn::Accumulator<T>;
   const ConvGeometry geometry = nn::conv_transpose_geometry(node);
   ConvBuffers<T> buffers(node, geometry, inputs);
   auto& [x, w, y, in_size, out_size, group_in, group_out] = buffers;
   const int64_t rows = group_out * num_elements(geometry.kernel);  // gemm m
   const TapGeometry taps{geometry.in_spatial, geometry.out_spatial, geometry.kernel,
                          geometry.strides,    geometry.dilations,   geometry.pads_begin};
-  std::vector<T> columns(static_cast<size_t>(rows * in_size));
+  std::vector<Acc> columns(static_cast<size_t>(rows * in_size));
   for (int64_t g = 0; g < geometry.group; ++g) {
     // W's group block is [group_in, rows]; the product needs it as [rows, group_in].
     const std::vector<T> weights = nn::transposed(w.data() + g * group_in * rows, group_in, rows);
     for (int64_t n = 0; n < geometry.batch; ++n) {
-      std::fill(columns.begin(), columns.end(), T{});
+      std::fill(columns.begin(), columns.end(), Acc{});
       nn::gemm_accumulate(rows, in_size, group_in, weights.data(), group_in,
                           x.data() + (n * geometry.in_channels + g * group_in) * in_size, in_size,
                           columns.data(), in_size);
-      T* image = y.data() + (n * geometry.out_channels + g * group_out) * out_size;
+      Acc* image = y.data() + (n * geometry.out_channels + g * group_out) * out_size;
       nn::for_each_tap(taps, group_out, [&](int64_t column, int64_t offset) {
         if (offset >= 0) image[offset] += columns[column];
       });

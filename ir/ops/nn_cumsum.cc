@@ -1,5 +1,6 @@
 // cum_sum (ONNX CumSum with axis as an attribute): running sums along one axis, optionally
 // exclusive (each output leaves out its own element) and/or reversed (summing from the end).
+// Float sums run in double and each output is rounded once, when stored.
 #include "ir/ops/nn_kernel_util.h"
 #include "ir/ops/nn_ops.h"
 #include "ir/ops/op_helpers.h"
@@ -17,21 +18,22 @@ std::vector<TensorType> infer_cum_sum(const Node& node) {
 
 template <class T>
 void run_cum_sum(const Node& node, const Tensor& input, Tensor& output) {
+  using Acc = nn::Accumulator<T>;
   const int64_t axis = normalize_axis(node.int_attr("axis"), input.rank());
   const bool exclusive = node.int_attr("exclusive") != 0;
   const bool reverse = node.int_attr("reverse") != 0;
   const nn::AxisSlices slices(input.shape(), axis);
   const std::vector<T> x = nn::read_values<T>(input);
-  std::vector<T> y(x.size());
+  std::vector<Acc> y(x.size());
   slices.for_each_start([&](int64_t start) {
-    T sum{};
+    Acc sum{};
     for (int64_t step = 0; step < slices.count; ++step) {
       const int64_t offset = start + (reverse ? slices.count - 1 - step : step) * slices.inner;
       if (exclusive) {
         y[offset] = sum;
-        sum = wrapping_add(sum, x[offset]);
+        sum = wrapping_add<Acc>(sum, x[offset]);
       } else {
-        sum = wrapping_add(sum, x[offset]);
+        sum = wrapping_add<Acc>(sum, x[offset]);
         y[offset] = sum;
       }
     }

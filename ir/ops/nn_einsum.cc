@@ -1,7 +1,8 @@
 // einsum (ONNX Einsum): sums of products of the operands' elements over labeled axes, given by an
 // equation such as "bij,bjk->bik". Supports "..." (broadcast dims), repeated labels within a term
 // (diagonals), implicit outputs (no "->": the ellipsis dims, then the labels used exactly once, in
-// character-code order, as numpy does) and size-1 dims broadcast against other operands.
+// character-code order, as numpy does) and size-1 dims broadcast against other operands. Float
+// products and sums run in double (nn::Accumulator) and each result is rounded once, when stored.
 #include <algorithm>
 #include <cctype>
 #include <map>
@@ -240,8 +241,9 @@ void run_einsum(const Node& node, std::span<const Tensor* const> inputs, Tensor&
 
 void einsum_reference(const Node& node, std::span<const Tensor* const> inputs,
                       std::span<Tensor> outputs) {
-  nn::visit_compute_type(outputs[0].dtype(),
-                         [&](auto tag) { run_einsum<decltype(tag)>(node, inputs, outputs[0]); });
+  nn::visit_compute_type(outputs[0].dtype(), [&](auto tag) {
+    run_einsum<nn::Accumulator<decltype(tag)>>(node, inputs, outputs[0]);
+  });
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 // The matrix-product ops: gemm (ONNX Gemm: alpha·op(A)·op(B) + beta·C) and matmul (numpy
 // matmul: batched, broadcasting, with the 1-D operand rules). Both run on gemm_accumulate.
-// For f16 and bf16 they compute in f32 and round once when storing the result (write_values):
-// f32 accumulation, as the GPU's 16-bit products do. tf32=1 rounds the operands (nn_tf32.h).
+// Float operands are read in f32 (f64 for f64); the products accumulate in double
+// (gemm_accumulate) and the result is rounded once, when stored (write_values). tf32=1 rounds the
+// operands (nn_tf32.h).
 #include <algorithm>
 
 #include "ir/ops/nn_gemm_kernel.h"
@@ -59,6 +60,7 @@ std::vector<TensorType> infer_gemm(const Node& node) {
 
 template <class T>
 void run_gemm(const Node& node, std::span<const Tensor* const> inputs, Tensor& output) {
+  using Acc = nn::Accumulator<T>;
   const GemmDims dims = gemm_dims(node);
   std::vector<T> a = read_values<T>(*inputs[0]);
   std::vector<T> b = read_values<T>(*inputs[1]);
@@ -66,16 +68,16 @@ void run_gemm(const Node& node, std::span<const Tensor* const> inputs, Tensor& o
   nn::round_operand_to_tf32(node, b);
   if (node.int_attr("transA")) a = nn::transposed(a.data(), dims.k, dims.m);
   if (node.int_attr("transB")) b = nn::transposed(b.data(), dims.n, dims.k);
-  std::vector<T> product(static_cast<size_t>(dims.m * dims.n), T{});
+  std::vector<Acc> product(static_cast<size_t>(dims.m * dims.n), Acc{});
   nn::gemm_accumulate(dims.m, dims.n, dims.k, a.data(), dims.k, b.data(), dims.n, product.data(),
                       dims.n);
-  const T alpha = static_cast<T>(node.float_attr("alpha"));
-  const T beta = static_cast<T>(node.float_attr("beta"));
-  if (alpha != T{1}) {
-    for (T& value : product) value *= alpha;
+  const Acc alpha = static_cast<Acc>(node.float_attr("alpha"));
+  const Acc beta = static_cast<Acc>(node.float_attr("beta"));
+  if (alpha != Acc{1}) {
+    for (Acc& value : product) value *= alpha;
   }
   if (inputs.size() == 3) {
-    const std::vector<T> c = read_values<T>(*inputs[2]);
+    const std::vector<Acc> c = read_values<Acc>(*inputs[2]);
     const std::vector<int64_t> index = broadcast_index_map(inputs[2]->shape(), output.shape());
     for (size_t i = 0; i < product.size(); ++i) product[i] += beta * c[index[i]];
   }
@@ -135,7 +137,7 @@ void run_matmul(const Node& node, const Tensor& a_tensor, const Tensor& b_tensor
   std::vector<T> b = read_values<T>(b_tensor);
   nn::round_operand_to_tf32(node, a);
   nn::round_operand_to_tf32(node, b);
-  std::vector<T> result(static_cast<size_t>(output.num_elements()), T{});
+  std::vector<nn::Accumulator<T>> result(static_cast<size_t>(output.num_elements()));
   // B shared by every batch (a weight): fold A's batch into its rows, one big product.
   if (product(plan.b_batch, 0, plan.b_batch.size()) == 1 && plan.a_batch == plan.batch) {
     const int64_t rows = product(plan.batch, 0, plan.batch.size()) * plan.m;

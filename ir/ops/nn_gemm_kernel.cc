@@ -28,54 +28,58 @@ T multiply_add(T a, T b, T c) {
 }
 
 // C tile (rows × cols valid of kPanelM × kPanelN) += packed A (depth × kPanelM, column-major
-// rows) · packed B panel (depth × kPanelN).
-template <class T>
-void micro_kernel(int64_t depth, const T* packed_a, const T* packed_b, T* c, int64_t ldc,
+// rows) · packed B panel (depth × kPanelN), all in the accumulator type.
+template <class Acc>
+void micro_kernel(int64_t depth, const Acc* packed_a, const Acc* packed_b, Acc* c, int64_t ldc,
                   int64_t rows, int64_t cols) {
-  T tile[kPanelM][kPanelN] = {};
+  Acc tile[kPanelM][kPanelN] = {};
   for (int64_t p = 0; p < depth; ++p) {
-    const T* b_row = packed_b + p * kPanelN;
-    const T* a_col = packed_a + p * kPanelM;
+    const Acc* b_row = packed_b + p * kPanelN;
+    const Acc* a_col = packed_a + p * kPanelM;
     for (int64_t r = 0; r < kPanelM; ++r) {
-      const T a_value = a_col[r];
+      const Acc a_value = a_col[r];
       for (int64_t j = 0; j < kPanelN; ++j)
         tile[r][j] = multiply_add(tile[r][j], a_value, b_row[j]);
     }
   }
   for (int64_t r = 0; r < rows; ++r) {
     for (int64_t j = 0; j < cols; ++j)
-      c[r * ldc + j] = multiply_add(c[r * ldc + j], tile[r][j], T{1});
+      c[r * ldc + j] = multiply_add(c[r * ldc + j], tile[r][j], Acc{1});
   }
 }
 
-// Packs B[depth × cols] into panels of kPanelN columns, zero-padding the last one.
+// Packs B[depth × cols] into panels of kPanelN columns, widened to the accumulator type,
+// zero-padding the last one.
 template <class T>
-void pack_b(const T* b, int64_t ldb, int64_t depth, int64_t cols, T* packed) {
+void pack_b(const T* b, int64_t ldb, int64_t depth, int64_t cols, Accumulator<T>* packed) {
   for (int64_t j0 = 0; j0 < cols; j0 += kPanelN) {
     const int64_t width = std::min(kPanelN, cols - j0);
     for (int64_t p = 0; p < depth; ++p) {
       const T* source = b + p * ldb + j0;
-      T* target = packed + p * kPanelN;
+      Accumulator<T>* target = packed + p * kPanelN;
       for (int64_t j = 0; j < width; ++j) target[j] = source[j];
-      for (int64_t j = width; j < kPanelN; ++j) target[j] = T{};
+      for (int64_t j = width; j < kPanelN; ++j) target[j] = Accumulator<T>{};
     }
     packed += depth * kPanelN;
   }
 }
 
-// Packs A[rows × depth] (rows <= kPanelM) column by column, zero-padding missing rows.
+// Packs A[rows × depth] (rows <= kPanelM) column by column, widened to the accumulator type,
+// zero-padding missing rows.
 template <class T>
-void pack_a(const T* a, int64_t lda, int64_t rows, int64_t depth, T* packed) {
+void pack_a(const T* a, int64_t lda, int64_t rows, int64_t depth, Accumulator<T>* packed) {
   for (int64_t p = 0; p < depth; ++p) {
-    for (int64_t r = 0; r < kPanelM; ++r) packed[p * kPanelM + r] = r < rows ? a[r * lda + p] : T{};
+    for (int64_t r = 0; r < kPanelM; ++r) {
+      packed[p * kPanelM + r] = r < rows ? a[r * lda + p] : Accumulator<T>{};
+    }
   }
 }
 
 template <class T>
 void gemm_serial(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb,
-                 T* c, int64_t ldc) {
-  std::vector<T> packed_b(static_cast<size_t>(kBlockK * kBlockN));
-  std::vector<T> packed_a(static_cast<size_t>(kBlockK * kPanelM));
+                 Accumulator<T>* c, int64_t ldc) {
+  std::vector<Accumulator<T>> packed_b(static_cast<size_t>(kBlockK * kBlockN));
+  std::vector<Accumulator<T>> packed_a(static_cast<size_t>(kBlockK * kPanelM));
   for (int64_t j0 = 0; j0 < n; j0 += kBlockN) {
     const int64_t block_cols = std::min(kBlockN, n - j0);
     for (int64_t p0 = 0; p0 < k; p0 += kBlockK) {
@@ -99,7 +103,7 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 template <class T>
 void gemm_accumulate(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b,
-                     int64_t ldb, T* c, int64_t ldc) {
+                     int64_t ldb, Accumulator<T>* c, int64_t ldc) {
   if (m <= 0 || n <= 0 || k <= 0) return;
   // One thread per kMinParallelWork multiply-adds, at most one per hardware thread.
   const int64_t hardware = std::max<int64_t>(1, std::thread::hardware_concurrency());
@@ -139,7 +143,7 @@ std::vector<T> transposed(const T* matrix, int64_t rows, int64_t cols) {
 }
 
 template void gemm_accumulate<float>(int64_t, int64_t, int64_t, const float*, int64_t, const float*,
-                                     int64_t, float*, int64_t);
+                                     int64_t, double*, int64_t);
 template void gemm_accumulate<double>(int64_t, int64_t, int64_t, const double*, int64_t,
                                       const double*, int64_t, double*, int64_t);
 template void gemm_accumulate<int64_t>(int64_t, int64_t, int64_t, const int64_t*, int64_t,

@@ -10,16 +10,21 @@
 // Large products are split across hardware threads by rows of C (or columns when C has few
 // rows). Each element of C sums its products in ascending k within each k block and adds the
 // blocks in order, whatever the thread count, so results are deterministic.
+//
+// C holds Accumulator<T>: for float operands it is double, the packing widens A and B, and the
+// products (exact in double) sum in double; the caller rounds C once when it stores the result.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
+#include "ir/ops/nn_kernel_util.h"
+
 namespace kiln::nn {
 
 template <class T>
 void gemm_accumulate(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b,
-                     int64_t ldb, T* c, int64_t ldc);
+                     int64_t ldb, Accumulator<T>* c, int64_t ldc);
 
 // The transpose of a row-major rows×cols matrix (cols×rows, row-major).
 template <class T>

@@ -1,5 +1,8 @@
-// Operand checks and small shape helpers shared by the neural-network op family.
+// Operand checks, small shape helpers and the normalization statistics shared by the
+// neural-network op family.
 #include "ir/ops/nn_kernel_util.h"
+
+#include <cmath>
 
 #include "ir/ops/op_helpers.h"
 
@@ -31,6 +34,16 @@ std::vector<int64_t> ints_attr_or_fill(const Node& node, const std::string& name
                      " values, expected " + std::to_string(count));
   }
   return values;
+}
+
+std::pair<double, double> mean_and_inv_std(const double* values, int64_t count, double epsilon) {
+  double sum = 0;
+  for (int64_t i = 0; i < count; ++i) sum += values[i];
+  const double mean = sum / static_cast<double>(count);
+  double squares = 0;
+  for (int64_t i = 0; i < count; ++i) squares += (values[i] - mean) * (values[i] - mean);
+  const double variance = squares / static_cast<double>(count);
+  return {mean, 1 / std::sqrt(variance + epsilon)};
 }
 
 bool broadcasts_to(const Shape& from, const Shape& to) {

@@ -5,6 +5,10 @@
 // (integers and bool). visit_compute_type() calls a generic lambda with a value of that type, so
 // a kernel is written once as a template; read_values()/write_values() convert a whole tensor at
 // once (a plain copy when the tensor already holds the compute type).
+//
+// The reference kernels are the oracle of every GPU test, so they must never be less exact than
+// the kernels they judge: whatever sums many terms (reductions, statistics, dot products) sums
+// float values in double (Accumulator), and the result is rounded once, when it is stored.
 #pragma once
 
 #include <cmath>
@@ -29,6 +33,12 @@ decltype(auto) visit_compute_type(DType dtype, F&& visitor) {
   if (is_float(dtype)) return visitor(float{});
   return visitor(int64_t{});
 }
+
+// The type sums of compute-type T values accumulate in: double for float, so that a sum of 2^25
+// f32 values keeps its low bits (an f32 running sum of ones stops at 2^24); T itself for double,
+// and for int64_t, whose sums wrap around as the integer dtypes do.
+template <class T>
+using Accumulator = std::conditional_t<std::is_same_v<T, float>, double, T>;
 
 // visit_compute_type for kernels of float-only ops (their shape functions reject other dtypes).
 template <class F>
@@ -101,17 +111,8 @@ std::vector<int64_t> ints_attr_or_fill(const Node& node, const std::string& name
                                        int64_t fill);
 
 // The mean of values[0, count) and 1 / sqrt(variance + epsilon), the variance taken around the
-// mean in a second pass: the statistics of the normalization ops.
-template <class T>
-std::pair<T, T> mean_and_inv_std(const T* values, int64_t count, T epsilon) {
-  T sum{};
-  for (int64_t i = 0; i < count; ++i) sum += values[i];
-  const T mean = sum / static_cast<T>(count);
-  T squares{};
-  for (int64_t i = 0; i < count; ++i) squares += (values[i] - mean) * (values[i] - mean);
-  const T variance = squares / static_cast<T>(count);
-  return {mean, T{1} / std::sqrt(variance + epsilon)};
-}
+// mean in a second pass: the statistics of the normalization ops, in double whatever the dtype.
+std::pair<double, double> mean_and_inv_std(const double* values, int64_t count, double epsilon);
 
 // The slices along `axis` of a row-major `shape`: outer · inner of them, each of `count`
 // elements `inner` apart; slice (o, i) starts at element o·count·inner + i.

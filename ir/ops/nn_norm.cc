@@ -1,6 +1,7 @@
 // The normalization ops: batch_normalization (ONNX BatchNormalization, inference form),
 // instance_normalization, layer_normalization, and layer_normalization_with_stats (the same
-// with ONNX's optional Mean and InvStdDev outputs as results 1 and 2).
+// with ONNX's optional Mean and InvStdDev outputs as results 1 and 2). The normalizations over
+// many elements compute their statistics and results in double and round once, when stored.
 #include <cmath>
 
 #include "ir/ops/nn_kernel_util.h"
@@ -80,33 +81,25 @@ std::vector<TensorType> infer_instance_normalization(const Node& node) {
   return {operand_type(node, 0)};
 }
 
-template <class T>
-void run_instance_normalization(const Node& node, std::span<const Tensor* const> inputs,
-                                Tensor& output) {
-  const std::vector<T> x = read_values<T>(*inputs[0]);
-  const std::vector<T> scale = read_values<T>(*inputs[1]);
-  const std::vector<T> bias = read_values<T>(*inputs[2]);
-  const T epsilon = static_cast<T>(node.float_attr("epsilon"));
+void instance_normalization_reference(const Node& node, std::span<const Tensor* const> inputs,
+                                      std::span<Tensor> outputs) {
+  const std::vector<double> x = read_values<double>(*inputs[0]);
+  const std::vector<double> scale = read_values<double>(*inputs[1]);
+  const std::vector<double> bias = read_values<double>(*inputs[2]);
+  const double epsilon = node.float_attr("epsilon");
   const Shape& shape = inputs[0]->shape();
   const int64_t channels = shape[1];
   const int64_t spatial = product(shape, 2, shape.size());
-  std::vector<T> y(x.size());
+  std::vector<double> y(x.size());
   for (int64_t plane = 0; plane < shape[0] * channels; ++plane) {
-    const T* values = x.data() + plane * spatial;
+    const double* values = x.data() + plane * spatial;
     const auto [mean, inv_std] = nn::mean_and_inv_std(values, spatial, epsilon);
     const int64_t c = plane % channels;
     for (int64_t i = 0; i < spatial; ++i) {
       y[plane * spatial + i] = (values[i] - mean) * inv_std * scale[c] + bias[c];
     }
   }
-  write_values(output, y);
-}
-
-void instance_normalization_reference(const Node& node, std::span<const Tensor* const> inputs,
-                                      std::span<Tensor> outputs) {
-  nn::visit_float_compute_type(outputs[0].dtype(), [&](auto tag) {
-    run_instance_normalization<decltype(tag)>(node, inputs, outputs[0]);
-  });
+  write_values(outputs[0], y);
 }
 
 // ---- layer_normalization ----------------------------------------------------------------------
@@ -144,24 +137,25 @@ std::vector<TensorType> infer_layer_normalization_with_stats(const Node& node) {
   return {x, {stash, stats_shape}, {stash, stats_shape}};
 }
 
-template <class T>
-void run_layer_normalization(const Node& node, std::span<const Tensor* const> inputs,
-                             std::span<Tensor> outputs) {
+// In double whatever stash_type says (it is the least precision the statistics may have); Mean
+// and InvStdDev are rounded to it when stored.
+void layer_normalization_reference(const Node& node, std::span<const Tensor* const> inputs,
+                                   std::span<Tensor> outputs) {
   const Shape& shape = inputs[0]->shape();
   const int64_t axis = normalize_axis(node.int_attr("axis"), static_cast<int64_t>(shape.size()));
   const int64_t rows = product(shape, 0, axis);
   const int64_t cols = product(shape, axis, shape.size());
-  const T epsilon = static_cast<T>(node.float_attr("epsilon"));
-  const std::vector<T> x = read_values<T>(*inputs[0]);
-  const std::vector<T> scale = read_values<T>(*inputs[1]);
+  const double epsilon = node.float_attr("epsilon");
+  const std::vector<double> x = read_values<double>(*inputs[0]);
+  const std::vector<double> scale = read_values<double>(*inputs[1]);
   const std::vector<int64_t> scale_index = broadcast_index_map(inputs[1]->shape(), shape);
-  std::vector<T> bias;
+  std::vector<double> bias;
   std::vector<int64_t> bias_index;
   if (inputs.size() == 3) {
-    bias = read_values<T>(*inputs[2]);
+    bias = read_values<double>(*inputs[2]);
     bias_index = broadcast_index_map(inputs[2]->shape(), shape);
   }
-  std::vector<T> y(x.size()), means(rows), inv_stds(rows);
+  std::vector<double> y(x.size()), means(rows), inv_stds(rows);
   for (int64_t row = 0; row < rows; ++row) {
     const int64_t start = row * cols;
     const auto [mean, inv_std] = nn::mean_and_inv_std(x.data() + start, cols, epsilon);
@@ -177,13 +171,6 @@ void run_layer_normalization(const Node& node, std::span<const Tensor* const> in
     write_values(outputs[1], means);
     write_values(outputs[2], inv_stds);
   }
-}
-
-void layer_normalization_reference(const Node& node, std::span<const Tensor* const> inputs,
-                                   std::span<Tensor> outputs) {
-  nn::visit_float_compute_type(outputs[0].dtype(), [&](auto tag) {
-    run_layer_normalization<decltype(tag)>(node, inputs, outputs);
-  });
 }
 
 }  // namespace

@@ -42,31 +42,24 @@ std::vector<TensorType> infer_global_pool(const Node& node) {
   return {type};
 }
 
-template <class T>
-void run_global_pool(const Tensor& input, Tensor& output, bool max) {
-  const std::vector<T> x = read_values<T>(input);
-  const int64_t planes = input.shape()[0] * input.shape()[1];
-  const int64_t size = product(input.shape(), 2, input.shape().size());
-  std::vector<T> y(static_cast<size_t>(planes));
-  for (int64_t p = 0; p < planes; ++p) {
-    const T* values = x.data() + p * size;
-    T result = max ? -std::numeric_limits<T>::infinity() : T{};
-    for (int64_t i = 0; i < size; ++i)
-      result = max ? max_keep_nan(values[i], result) : result + values[i];
-    y[p] = max ? result : result / static_cast<T>(size);
-  }
-  write_values(output, y);
-}
-
+// In double for every dtype: exact for the max (also of the i8/u8 values global_max_pool
+// accepts), and a long sum for the average.
 void global_pool_reference(const Node& node, std::span<const Tensor* const> inputs,
                            std::span<Tensor> outputs) {
   const bool max = node.op() == "global_max_pool";
-  // f64 in double; the other floats, and the i8/u8 global_max_pool accepts, exactly in float.
-  if (outputs[0].dtype() == DType::kF64) {
-    run_global_pool<double>(*inputs[0], outputs[0], max);
-  } else {
-    run_global_pool<float>(*inputs[0], outputs[0], max);
+  const Tensor& input = *inputs[0];
+  const std::vector<double> x = read_values<double>(input);
+  const int64_t planes = input.shape()[0] * input.shape()[1];
+  const int64_t size = product(input.shape(), 2, input.shape().size());
+  std::vector<double> y(static_cast<size_t>(planes));
+  for (int64_t p = 0; p < planes; ++p) {
+    const double* values = x.data() + p * size;
+    double result = max ? -std::numeric_limits<double>::infinity() : 0.0;
+    for (int64_t i = 0; i < size; ++i)
+      result = max ? max_keep_nan(values[i], result) : result + values[i];
+    y[p] = max ? result : result / static_cast<double>(size);
   }
+  write_values(outputs[0], y);
 }
 
 // ---- windowed pools ---------------------------------------------------------------------------
@@ -209,30 +202,24 @@ void for_each_window(const PoolGeometry& geometry, Visit&& visit) {
   }
 }
 
-template <class T>
-void run_average_pool(const Node& node, const Tensor& input, Tensor& output) {
+// In double for every float dtype, rounded once when stored.
+void average_pool_reference(const Node& node, std::span<const Tensor* const> inputs,
+                            std::span<Tensor> outputs) {
   const PoolGeometry geometry = pool_geometry(node);
   const bool count_pad = node.int_attr("count_include_pad") != 0;
   const int64_t in_size = num_elements(geometry.in_spatial);
   const int64_t out_size = num_elements(geometry.out_spatial);
-  const std::vector<T> x = read_values<T>(input);
-  std::vector<T> y(static_cast<size_t>(geometry.planes * out_size));
+  const std::vector<double> x = read_values<double>(*inputs[0]);
+  std::vector<double> y(static_cast<size_t>(geometry.planes * out_size));
   for_each_window(geometry, [&](int64_t plane, int64_t position, const Window& window) {
-    const T* values = x.data() + plane * in_size;
-    T sum{};
+    const double* values = x.data() + plane * in_size;
+    double sum = 0;
     for (int64_t offset : window.offsets) sum += values[offset];
     const int64_t count =
         count_pad ? window.padded_count : static_cast<int64_t>(window.offsets.size());
-    y[plane * out_size + position] = sum / static_cast<T>(count);
+    y[plane * out_size + position] = sum / static_cast<double>(count);
   });
-  write_values(output, y);
-}
-
-void average_pool_reference(const Node& node, std::span<const Tensor* const> inputs,
-                            std::span<Tensor> outputs) {
-  nn::visit_float_compute_type(outputs[0].dtype(), [&](auto tag) {
-    run_average_pool<decltype(tag)>(node, *inputs[0], outputs[0]);
-  });
+  write_values(outputs[0], y);
 }
 
 // Max over each window; a window with no tap inside the input yields 0 and index -1.

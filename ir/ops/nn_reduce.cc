@@ -6,7 +6,8 @@
 // and norms, 1 for prod, the lowest (highest) value of the dtype for max (min), -inf for the
 // log reductions, NaN for mean of floats. As in numpy (and the ONNX reference), a NaN wins:
 // reduce_max / reduce_min of a slice holding one is NaN, and arg_max / arg_min pick the first
-// NaN (the last with select_last_index).
+// NaN (the last with select_last_index). Float reductions accumulate in double and round once,
+// when the result is stored.
 #include <cmath>
 #include <limits>
 #include <set>
@@ -158,6 +159,7 @@ T finish(Reduction reduction, T acc, int64_t count) {
 
 template <class T>
 void run_reduce(const Node& node, const Tensor& input, Tensor& output) {
+  using Acc = nn::Accumulator<T>;
   const Reduction reduction = reduction_of(node).reduction;
   const std::optional<std::vector<bool>> reduced = reduced_axes(node, input.rank());
   const std::vector<T> x = read_values<T>(input);
@@ -168,24 +170,27 @@ void run_reduce(const Node& node, const Tensor& input, Tensor& output) {
   const Shape kept = kept_shape(input.shape(), *reduced);
   const std::vector<int64_t> target = broadcast_index_map(kept, input.shape());
   const int64_t count = num_elements(kept) == 0 ? 0 : input.num_elements() / num_elements(kept);
-  std::vector<T> acc(static_cast<size_t>(output.num_elements()),
-                     initial_value<T>(reduction, input.dtype()));
+  std::vector<Acc> acc(static_cast<size_t>(output.num_elements()),
+                       initial_value<Acc>(reduction, input.dtype()));
   if (reduction == Reduction::kLogSumExp) {
     // log Σ exp(x) = max + log Σ exp(x − max), with max = -inf for an empty or all -inf slice.
-    std::vector<T> max(acc.size(), initial_value<T>(Reduction::kMax, input.dtype()));
-    for (size_t i = 0; i < x.size(); ++i) max[target[i]] = std::max(max[target[i]], x[i]);
+    std::vector<Acc> max(acc.size(), initial_value<Acc>(Reduction::kMax, input.dtype()));
+    for (size_t i = 0; i < x.size(); ++i) max[target[i]] = std::max<Acc>(max[target[i]], x[i]);
     for (size_t i = 0; i < x.size(); ++i) {
-      acc[target[i]] += static_cast<T>(std::exp(static_cast<double>(x[i] - max[target[i]])));
+      acc[target[i]] += static_cast<Acc>(std::exp(static_cast<double>(x[i] - max[target[i]])));
     }
     for (size_t o = 0; o < acc.size(); ++o) {
-      const bool degenerate = std::isinf(static_cast<double>(max[o])) && max[o] < T{};
-      acc[o] = degenerate ? max[o] : max[o] + static_cast<T>(std::log(static_cast<double>(acc[o])));
+      const bool degenerate = std::isinf(static_cast<double>(max[o])) && max[o] < Acc{};
+      acc[o] =
+          degenerate ? max[o] : max[o] + static_cast<Acc>(std::log(static_cast<double>(acc[o])));
     }
     write_values(output, acc);
     return;
   }
-  for (size_t i = 0; i < x.size(); ++i) acc[target[i]] = combine(reduction, acc[target[i]], x[i]);
-  for (T& value : acc) value = finish(reduction, value, count);
+  for (size_t i = 0; i < x.size(); ++i) {
+    acc[target[i]] = combine<Acc>(reduction, acc[target[i]], x[i]);
+  }
+  for (Acc& value : acc) value = finish(reduction, value, count);
   write_values(output, acc);
 }
 

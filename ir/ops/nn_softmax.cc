@@ -1,6 +1,6 @@
 // softmax, log_softmax and hardmax (ONNX opset 13 semantics: one axis, default -1). Softmax is
-// computed per slice along the axis with the maximum subtracted first for stability; hardmax
-// marks the first maximum of each slice with 1.
+// computed per slice along the axis with the maximum subtracted first for stability, in double;
+// hardmax marks the first maximum of each slice with 1.
 #include <cmath>
 
 #include "ir/ops/nn_kernel_util.h"
@@ -17,42 +17,37 @@ std::vector<TensorType> infer_softmax(const Node& node) {
 }
 
 // Writes softmax (or log-softmax) of the `count` values at `values` with stride `stride`.
-template <class T>
-void softmax_slice(const T* values, T* result, int64_t count, int64_t stride, bool log) {
-  T max = values[0];
+void softmax_slice(const double* values, double* result, int64_t count, int64_t stride, bool log) {
+  double max = values[0];
   for (int64_t i = 1; i < count; ++i) max = std::max(max, values[i * stride]);
-  T sum{};
+  double sum = 0;
   for (int64_t i = 0; i < count; ++i) {
-    const T exponential = std::exp(values[i * stride] - max);
+    const double exponential = std::exp(values[i * stride] - max);
     result[i * stride] = exponential;
     sum += exponential;
   }
   if (log) {
-    const T log_sum = std::log(sum);
+    const double log_sum = std::log(sum);
     for (int64_t i = 0; i < count; ++i) result[i * stride] = values[i * stride] - max - log_sum;
   } else {
     for (int64_t i = 0; i < count; ++i) result[i * stride] /= sum;
   }
 }
 
-template <class T>
-void run_softmax(const Node& node, const Tensor& input, Tensor& output, bool log) {
-  const nn::AxisSlices slices(input.shape(), normalize_axis(node.int_attr("axis"), input.rank()));
-  const std::vector<T> x = nn::read_values<T>(input);
-  std::vector<T> y(x.size());
-  if (slices.count > 0) {
-    slices.for_each_start([&](int64_t start) {
-      softmax_slice(x.data() + start, y.data() + start, slices.count, slices.inner, log);
-    });
-  }
-  nn::write_values(output, y);
-}
-
+// In double for every float dtype: the sum of exponentials is a long sum.
 void softmax_reference(const Node& node, std::span<const Tensor* const> inputs,
                        std::span<Tensor> outputs) {
-  nn::visit_float_compute_type(outputs[0].dtype(), [&](auto tag) {
-    run_softmax<decltype(tag)>(node, *inputs[0], outputs[0], node.op() == "log_softmax");
-  });
+  const Tensor& input = *inputs[0];
+  const nn::AxisSlices slices(input.shape(), normalize_axis(node.int_attr("axis"), input.rank()));
+  const std::vector<double> x = nn::read_values<double>(input);
+  std::vector<double> y(x.size());
+  if (slices.count > 0) {
+    slices.for_each_start([&](int64_t start) {
+      softmax_slice(x.data() + start, y.data() + start, slices.count, slices.inner,
+                    node.op() == "log_softmax");
+    });
+  }
+  nn::write_values(outputs[0], y);
 }
 
 // 1 at the first maximum of each slice along the axis (a NaN counts as the maximum, as numpy's

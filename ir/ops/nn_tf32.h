@@ -1,8 +1,8 @@
 // TF32 operands for the matrix-product ops (conv, conv_transpose, gemm, matmul). With the
 // attribute tf32=1 (set by the mixed-precision pass in tf32 mode) their reference kernels round
-// both product operands to TF32 before multiplying and accumulate in f32, as tensor cores do, so
-// the CPU result shows TF32's error. The bias (conv's B, gemm's C) is not rounded: it is added
-// in f32 after the product.
+// both product operands to TF32 before multiplying, as tensor cores do, so the CPU result shows
+// TF32's error; the products still accumulate in double, as every reference sum does. The bias
+// (conv's B, gemm's C) is not rounded: it is added to the accumulated product.
 //
 // TF32 keeps f32's sign and 8-bit exponent and the top 10 of its 23 mantissa bits. Rounding is to
 // nearest with ties away from zero, as cvt.rna.tf32.f32 does: the conversion every TF32 GPU has

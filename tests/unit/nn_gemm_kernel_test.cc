@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 
 #include <limits>
-
 #include <random>
 
 #include "ir/graph.h"
@@ -24,14 +23,16 @@ std::vector<T> random_values(size_t count, uint32_t seed) {
   return values;
 }
 
-// C = A·B with the textbook triple loop.
+// C = A·B with the textbook triple loop, in the accumulator type.
 template <class T>
-std::vector<T> naive_product(int64_t m, int64_t n, int64_t k, const std::vector<T>& a,
-                             const std::vector<T>& b) {
-  std::vector<T> c(static_cast<size_t>(m * n), T{});
+std::vector<nn::Accumulator<T>> naive_product(int64_t m, int64_t n, int64_t k,
+                                              const std::vector<T>& a, const std::vector<T>& b) {
+  std::vector<nn::Accumulator<T>> c(static_cast<size_t>(m * n));
   for (int64_t i = 0; i < m; ++i) {
     for (int64_t j = 0; j < n; ++j) {
-      for (int64_t p = 0; p < k; ++p) c[i * n + j] += a[i * k + p] * b[p * n + j];
+      for (int64_t p = 0; p < k; ++p) {
+        c[i * n + j] += nn::Accumulator<T>{a[i * k + p]} * b[p * n + j];
+      }
     }
   }
   return c;
@@ -42,7 +43,7 @@ void expect_matches_naive(int64_t m, int64_t n, int64_t k) {
   // Small integers keep every partial sum exact, so the comparison can be exact too.
   const std::vector<T> a = random_values<T>(static_cast<size_t>(m * k), 1);
   const std::vector<T> b = random_values<T>(static_cast<size_t>(k * n), 2);
-  std::vector<T> c(static_cast<size_t>(m * n), T{});
+  std::vector<nn::Accumulator<T>> c(static_cast<size_t>(m * n));
   nn::gemm_accumulate(m, n, k, a.data(), k, b.data(), n, c.data(), n);
   EXPECT_EQ(c, naive_product(m, n, k, a, b)) << m << "x" << n << "x" << k;
 }
@@ -65,9 +66,9 @@ TEST(NnGemmKernelTest, AccumulatesIntoTheOutputAndHonoursLeadingDimensions) {
   // A 2x2 block inside a 3x4 A, B 2x2 inside 2x3, C 2x2 inside 2x5 holding 1s.
   const std::vector<float> a = {1, 2, 0, 0, 3, 4, 0, 0, 0, 0, 0, 0};
   const std::vector<float> b = {5, 6, 0, 7, 8, 0};
-  std::vector<float> c(10, 1.0f);
+  std::vector<double> c(10, 1.0);
   nn::gemm_accumulate(2, 2, 2, a.data(), 4, b.data(), 3, c.data(), 5);
-  EXPECT_EQ(c, (std::vector<float>{20, 23, 1, 1, 1, 44, 51, 1, 1, 1}));
+  EXPECT_EQ(c, (std::vector<double>{20, 23, 1, 1, 1, 44, 51, 1, 1, 1}));
 }
 
 TEST(NnGemmKernelTest, ResultsDoNotDependOnTheSplit) {
@@ -78,7 +79,7 @@ TEST(NnGemmKernelTest, ResultsDoNotDependOnTheSplit) {
   std::vector<float> a(m * k), b(k * n);
   for (float& value : a) value = normal(generator);
   for (float& value : b) value = normal(generator);
-  std::vector<float> whole(m * n, 0.0f), by_rows(m * n, 0.0f);
+  std::vector<double> whole(m * n, 0.0), by_rows(m * n, 0.0);
   nn::gemm_accumulate(m, n, k, a.data(), k, b.data(), n, whole.data(), n);
   for (int64_t i = 0; i < m; ++i) {
     nn::gemm_accumulate(1, n, k, a.data() + i * k, k, b.data(), n, by_rows.data() + i * n, n);
