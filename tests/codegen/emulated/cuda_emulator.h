@@ -1,24 +1,40 @@
 // The CUDA subset that kiln's kernels use (tensor-core contractions, tiled attention, reduction
 // rows, direct conv, LRN, cum_sum), emulated on the CPU, so their emitted code can be run and
-// checked without a GPU (run_emulated.py): a block's threads are fibers (cuda_emulator.cc);
-// __syncthreads, __syncwarp and the warp collectives (__shfl_xor_sync, ldmatrix, mma.sync) are
-// barriers at which the last thread to arrive does the work for all; cp.async copies when a
-// cp.async.wait_group must have completed it. Here are the kiln_* device functions
+// checked without a GPU (run_emulated.py). The emulation is adversarial, so that a kernel that
+// is right only by luck fails:
+//   - a block's threads are fibers (cuda_emulator.cc) run, between barriers, in the order of a
+//     schedule that run_emulated.py picks (emu_set_schedule): `forward` runs the lowest-numbered
+//     ready thread first (warp 0 reaches each __syncthreads before warp 1 starts), `reverse` the
+//     highest, `interleaved` goes round the threads lane by lane across the warps, `shuffled`
+//     runs a seeded random ready thread and also shuffles the order of the blocks (`reverse`
+//     reverses it); a correct kernel gives the same bits in every schedule;
+//   - __syncthreads, __syncwarp and the warp collectives (__shfl_xor_sync, ldmatrix, mma.sync)
+//     are barriers at which the last thread to arrive does the work for all; cp.async copies
+//     when a cp.async.wait_group must have completed it;
+//   - each block's shared memory, static (__shared__ arrays, which run_emulated.py rewrites to
+//     emu_shared) and dynamic (emu_dynamic_shared), starts as garbage: bytes 0xff (NaN, -1), or
+//     seeded random bytes in the shuffled schedules;
+//   - every shared array, global buffer (emu_global_alloc) and fiber stack lies between two
+//     inaccessible pages, its end 0 to 15 bytes before the one after, canary bytes around it:
+//     an access to either page ends the process naming the array or buffer and the byte, and
+//     canaries overwritten are reported at the end of the block (shared) or launch (global);
+//     the inputs are read-only (emu_global_read_only);
+//   - launches are checked against CUDA's limits for sm_80: 1 to 1024 threads and no more than
+//     the kernel's __launch_bounds__ (which run_emulated.py passes to emu_launch), grid
+//     dimensions, 48 KiB of static shared memory and 163 KiB in all.
+// A deadlock (a barrier some threads never reach) and lanes of a warp at different warp
+// collectives end the process too. Here are the kiln_* device functions
 // (codegen/device_functions.cc) whose library versions are PTX, and those they call,
 // reimplemented from their documented semantics: f16 through _Float16 (round to nearest even),
 // bf16 and TF32 as kiln rounds them, mma as an exact product summed in double, ldmatrix per the
 // PTX fragment layouts; run_emulated.py keeps the rest of the library in the kernels' source.
 #pragma once
-#include <ucontext.h>
-
-#include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <functional>
-#include <vector>
 
 struct Dim3 {
   unsigned x = 0, y = 0, z = 0;
@@ -30,8 +46,19 @@ extern Dim3 threadIdx, blockIdx, gridDim, blockDim;
 #define __forceinline__ inline
 #define __launch_bounds__(x)
 #define __restrict__
-#define __shared__ static
 #define __align__(n) __attribute__((aligned(n)))
+
+// Shared memory: `__shared__ T name[N]...;` becomes `static T (&name)[N]... =
+// emu_shared<T[N]...>("name");` (its storage is the same for every block; emu_launch fills it
+// with garbage at each block's start), and the dynamic `extern __shared__ unsigned char
+// g_shared[];` becomes `unsigned char* const g_shared = emu_dynamic_shared();`, the launch's
+// bytes.
+void* emu_shared_array(const char* name, size_t bytes);
+template <class T>
+T& emu_shared(const char* name) {
+  return *static_cast<T*>(emu_shared_array(name, sizeof(T)));
+}
+unsigned char* emu_dynamic_shared();
 
 inline unsigned __float_as_uint(float f) {
   unsigned u;
@@ -133,13 +160,24 @@ inline void kiln_cp_async_wait() {
   emu_cp_async_wait(pending);
 }
 
+// f16 bits as a float, from a table: x86 converts _Float16 in software, most of mma's time.
+inline float emu_f16_to_f32_by_table(unsigned short bits) {
+  static const std::array<float, 65536> table = [] {
+    std::array<float, 65536> values;
+    for (unsigned i = 0; i < 65536; ++i)
+      values[i] = kiln_f16_to_f32(static_cast<unsigned short>(i));
+    return values;
+  }();
+  return table[bits];
+}
+
 template <int kind>  // 0 f16, 1 bf16, 2 tf32
 void emu_mma(void* const (*lanes)[3]) {
   // A 16 x K, B K x 8, C 16 x 8.
   const int K = kind == 2 ? 8 : 16;
   double A[16][16] = {}, B[16][8] = {}, C[16][8];
   auto h = [](unsigned bits) {
-    return kind == 0 ? kiln_f16_to_f32(bits & 0xffff) : kiln_bf16_to_f32(bits & 0xffff);
+    return kind == 0 ? emu_f16_to_f32_by_table(bits & 0xffff) : kiln_bf16_to_f32(bits & 0xffff);
   };
   for (int l = 0; l < 32; ++l) {
     const unsigned* a = (const unsigned*)lanes[l][1];
