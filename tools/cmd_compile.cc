@@ -1,7 +1,8 @@
 // kiln compile: a model compiled by the driver (kiln/compiler.h: the pass pipeline to the fused
 // stage, CUDA kernels for the target, NVRTC, the memory plan) and written as a .kiln program
-// (runtime/program_io.h). --emit-cuda DIR writes each kernel's source as DIR/<kernel>.cu, exactly
-// what NVRTC compiles, before compiling.
+// (runtime/program_io.h), to -o or beside the model (model.onnx -> model.kiln), saying where.
+// --emit-cuda DIR writes each kernel's source as DIR/<kernel>.cu, exactly what NVRTC compiles,
+// before compiling.
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
@@ -66,7 +67,13 @@ int run_compile(const CompileCommandOptions& options) {
       stats.cache_directory.empty() ? "" : " (" + stats.cache_directory + ")", stats.seconds,
       compiled.memory.peak_bytes);
   std::cerr << "kiln compile: kernels generated for " << compiled.target.describe() << "\n";
-  if (!options.output.empty()) write_program(program, options.output);
+  // Without -o the program goes beside the model: model.onnx -> model.kiln.
+  const std::string output =
+      options.output.empty()
+          ? std::filesystem::path(options.model).replace_extension(".kiln").string()
+          : options.output;
+  write_program(program, output);
+  std::cerr << "kiln compile: wrote " << output << "\n";
   return 0;
 }
 
@@ -77,7 +84,8 @@ void add_compile_command(CLI::App& parent, int& exit_code) {
   CLI::App* command =
       parent.add_subcommand("compile", "Compile a model's kernels for the GPU (NVRTC)");
   command->add_option("model", options->model, "MODEL.onnx or FILE.kir")->required();
-  command->add_option("-o,--output", options->output, "Write the program to OUT.kiln");
+  command->add_option("-o,--output", options->output,
+                      "Write the program to OUT.kiln (default: the model's path with .kiln)");
   command
       ->add_option("--arch", options->archs,
                    "Target GPUs: sm_80,sm_90 (the default) or native (this machine's GPU); a "

@@ -80,16 +80,32 @@ void add_stage_options(CLI::App& command, StageOptions& options) {
       .add_option("--stage", options.stage,
                   "imported (as imported, the default), optimized (canonicalized) or fused (after "
                   "the whole pass pipeline: mixed precision and fusion too; the default when "
-                  "--precision, --io-precision or --keep-fp32 is given)")
+                  "--precision, --io-precision, --keep-fp32 or an option about passes is given)")
       ->check(CLI::IsMember({"imported", "optimized", "fused"}));
   add_pass_options(command, options.pass_options);
 }
 
+std::string PassOptions::first_given() const {
+  if (!print_after.empty()) return "--print-after";
+  if (!disabled.empty()) return "--disable-pass";
+  if (time_passes) return "--time-passes";
+  if (explain_refusals) return "--explain-refusals";
+  if (explain_fusion) return "--explain-fusion";
+  return "";
+}
+
 void apply_stage(Graph& graph, const StageOptions& options) {
   const bool precision = options.pass_options.precision.requested();
-  const passes::Stage stage = options.stage.empty()
-                                  ? (precision ? passes::Stage::kFused : passes::Stage::kImported)
-                                  : passes::parse_stage(options.stage);
+  // Options about passes act only where passes run: without --stage they take the whole pipeline.
+  const std::string pass_option = options.pass_options.first_given();
+  const passes::Stage stage = !options.stage.empty() ? passes::parse_stage(options.stage)
+                              : precision || !pass_option.empty() ? passes::Stage::kFused
+                                                                  : passes::Stage::kImported;
+  if (!pass_option.empty() && stage == passes::Stage::kImported) {
+    throw InputError(pass_option +
+                     " acts on the pass pipeline, which --stage imported does not run; use "
+                     "--stage optimized or fused, or leave --stage out (fused)");
+  }
   if (precision && stage != passes::Stage::kFused) {
     throw InputError(
         "--precision, --io-precision and --keep-fp32 act at --stage fused (through "

@@ -43,6 +43,8 @@ struct PassOptions {
 
   // The driver's options for these (passes print and time to stderr); throws as apply does.
   PipelineOptions pipeline() const;
+  // The first of these options given ("--print-after", ...), or "" for none.
+  std::string first_given() const;
   // Prints the refusals these options ask for to stderr: all with --explain-refusals, the
   // fusion passes' with --explain-fusion.
   void print_refusals(const std::vector<std::string>& refusals) const;
@@ -52,7 +54,8 @@ void add_pass_options(CLI::App& command, PassOptions& options);
 
 // --stage: which graph a command works on. "imported": as the importer built it; "optimized":
 // canonicalized; "fused": after the whole pipeline (passes/pipeline.cc). Left empty it means
-// "imported", or "fused" when precision options are given (they act at the fused stage).
+// "imported", or "fused" when precision or pass options (--print-after, --explain-fusion, ...)
+// are given: they act on passes. Pass options with --stage imported are an InputError.
 struct StageOptions {
   std::string stage;
   PassOptions pass_options;
