@@ -153,7 +153,9 @@ void ModelImporter::import_inputs() {
 
 // Every name the user bound must be a graph input.
 void ModelImporter::check_user_bindings(const std::set<std::string>& input_names) const {
-  std::vector<std::pair<std::string, std::string>> bindings;  // (name, option)
+  // (name, what was given for it: a shape by --input-shape or the shape of an --input file, a
+  // value by kiln test-onnx)
+  std::vector<std::pair<std::string, std::string>> bindings;
   for (const auto& [name, shape] : options_.input_shapes) bindings.push_back({name, "a shape"});
   for (const auto& [name, value] : options_.bound_inputs) bindings.push_back({name, "a value"});
   for (const auto& [name, what] : bindings) {
@@ -164,8 +166,9 @@ void ModelImporter::check_user_bindings(const std::set<std::string>& input_names
     }
     std::string list;
     for (const std::string& input : input_names) list += (list.empty() ? "'" : ", '") + input + "'";
-    throw InputError(what + " is bound to '" + name + "', which is not an input of the model " +
-                     "(its inputs: " + (list.empty() ? std::string("none") : list) + ")");
+    throw InputError("the model has no input '" + name + "' (its inputs: " +
+                     (list.empty() ? std::string("none") : list) + "); " + what +
+                     " was given for it (by --input-shape, or --input NAME=FILE)");
   }
 }
 

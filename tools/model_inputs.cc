@@ -1,6 +1,8 @@
 // Reading and matching model inputs (see the header).
 #include "tools/model_inputs.h"
 
+#include <map>
+
 #include "ir/error.h"
 #include "tools/tensor_files.h"
 
@@ -44,11 +46,21 @@ Tensor input_tensor(const InputSignature& input, const Tensor& given) {
   const DType wanted = input.type.dtype;
   if (given.dtype() == wanted) return given;
   if (wanted == DType::kBF16 && given.dtype() == DType::kF32) return given.converted(wanted);
-  const std::string numpy_hint =
-      wanted == DType::kF16 ? ", e.g. with numpy's .astype(np.float16)" : "";
+  // NumPy's name of the dtype the file should hold (bf16 inputs take f32 files).
+  const std::map<DType, std::string> numpy_names = {
+      {DType::kF32, "float32"}, {DType::kF16, "float16"}, {DType::kBF16, "float32"},
+      {DType::kF64, "float64"}, {DType::kI64, "int64"},   {DType::kI32, "int32"},
+      {DType::kI8, "int8"},     {DType::kU8, "uint8"},    {DType::kBool, "bool_"}};
+  std::string hint =
+      "convert the file, e.g. with numpy's .astype(np." + numpy_names.at(wanted) + ")";
+  // A 16-bit file for an f32 input: the model can take 16-bit inputs instead.
+  if (wanted == DType::kF32 && (given.dtype() == DType::kF16 || given.dtype() == DType::kBF16)) {
+    const std::string precision = given.dtype() == DType::kF16 ? "fp16" : "bf16";
+    hint += ", or give the model " + precision + " inputs with --precision " + precision +
+            " --io-precision " + precision;
+  }
   throw InputError("--input '" + input.name + "': the model takes " + type_to_string(input.type) +
-                   ", the file holds " + type_to_string(given.type()) + " (convert the file" +
-                   numpy_hint + "; --io-precision sets the dtype of the model's float inputs)");
+                   ", the file holds " + type_to_string(given.type()) + " (" + hint + ")");
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
 // Tests of the kiln command's helpers: .npy round trips, tolerance comparison, --input-shape.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -9,6 +10,7 @@
 #include "ir/error.h"
 #include "tools/compare.h"
 #include "tools/input_shapes.h"
+#include "tools/model_inputs.h"
 #include "tools/tensor_files.h"
 
 namespace kiln::tools {
@@ -148,6 +150,26 @@ TEST(CompareTest, ShapeAndDTypeMismatchesAreReported) {
   EXPECT_NE(compare_tensors(Tensor(DType::kI64, {2}), Tensor(DType::kF32, {2}), {})
                 .problem.find("dtype mismatch"),
             std::string::npos);
+}
+
+// An input file of another dtype names the conversion that fixes it, and --io-precision only where
+// it can help (a 16-bit file for an f32 input): it has no f64 value.
+TEST(ModelInputsTest, AWrongDtypeSaysHowToConvert) {
+  const std::vector<InputSignature> signature = {{"x", {DType::kF32, {2}}}};
+  const auto message = [&](DType file_dtype) {
+    try {
+      order_inputs(signature, {{"x", Tensor(file_dtype, {2})}});
+    } catch (const InputError& error) {
+      return std::string(error.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(message(DType::kF64),
+            "--input 'x': the model takes f32[2], the file holds f64[2] (convert the file, e.g. "
+            "with numpy's .astype(np.float32))");
+  EXPECT_THAT(message(DType::kF16),
+              ::testing::HasSubstr("or give the model fp16 inputs with --precision fp16 "
+                                   "--io-precision fp16"));
 }
 
 TEST(InputShapeTest, ParsesAndRejects) {
