@@ -21,7 +21,8 @@ namespace kiln::passes {
 struct PassContext {
   // Passes named here are skipped (--disable-pass).
   std::set<std::string> disabled;
-  // Print the graph after these passes ("all" for every one) to `dump` (--print-after).
+  // Print the graph after these passes to `dump` (--print-after); "all": after every pass that
+  // changed it, and "unchanged" after the others.
   std::set<std::string> print_after;
   // Report each pass's wall time to `dump` (--time-passes).
   bool time_passes = false;

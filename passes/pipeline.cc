@@ -103,7 +103,8 @@ bool run_passes(Graph& graph, const std::vector<std::unique_ptr<Pass>>& passes,
     const std::string name(pass->name());
     if (context.disabled.count(name)) continue;
     const auto start = std::chrono::steady_clock::now();
-    changed = pass->run(graph, context) || changed;
+    const bool pass_changed = pass->run(graph, context);
+    changed = pass_changed || changed;
     const double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     if (context.verify_each) {
@@ -116,8 +117,13 @@ bool run_passes(Graph& graph, const std::vector<std::unique_ptr<Pass>>& passes,
     if (context.dump && context.time_passes) {
       *context.dump << fmt::format("// pass {}: {:.3f} ms\n", name, ms);
     }
-    if (context.dump && (context.print_after.count(name) || context.print_after.count("all"))) {
+    // A pass named in --print-after prints the graph; "all" prints it after each pass that
+    // changed it, and names the others.
+    if (context.dump && context.print_after.count(name)) {
       *context.dump << "// ----- IR after " << name << "\n" << print_graph(graph);
+    } else if (context.dump && context.print_after.count("all")) {
+      *context.dump << "// ----- IR after " << name
+                    << (pass_changed ? "\n" + print_graph(graph) : ": unchanged\n");
     }
   }
   return changed;

@@ -63,7 +63,8 @@ void add_precision_options(CLI::App& command, PrecisionOptions& options) {
 void add_pass_options(CLI::App& command, PassOptions& options) {
   command
       .add_option("--print-after", options.print_after,
-                  "Print the IR to stderr after these passes (or 'all')")
+                  "Print the IR to stderr after these passes (or 'all': after each pass "
+                  "that changed it, naming the others)")
       ->delimiter(',');
   command.add_option("--disable-pass", options.disabled, "Skip these passes")->delimiter(',');
   command.add_flag("--time-passes", options.time_passes, "Report each pass's time on stderr");
