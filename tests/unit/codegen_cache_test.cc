@@ -10,6 +10,7 @@
 #include "codegen/compile_program.h"
 #include "codegen/kernel_cache.h"
 #include "codegen/sha256.h"
+#include "test_temp_dir.h"
 
 namespace kiln::codegen {
 namespace {
@@ -18,9 +19,7 @@ namespace fs = std::filesystem;
 
 // A fresh directory for one test.
 std::string fresh_directory(const std::string& name) {
-  const fs::path dir = fs::path(testing::TempDir()) / ("kiln_cache_test_" + name);
-  fs::remove_all(dir);
-  return dir.string();
+  return testing_support::fresh_temp_path("cache_" + name).string();
 }
 
 std::vector<uint8_t> bytes_of(const std::string& text) { return {text.begin(), text.end()}; }

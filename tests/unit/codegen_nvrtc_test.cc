@@ -10,6 +10,7 @@
 #include "codegen/nvrtc_compiler.h"
 #include "ir/error.h"
 #include "target/native_target.h"
+#include "test_temp_dir.h"
 
 namespace kiln::codegen {
 namespace {
@@ -67,7 +68,7 @@ TEST(CodegenNvrtc, CompileProgramFillsEveryKernelForEveryArch) {
   program.kernels.push_back({.name = "scale", .source = kScaleKernel});
   CodegenOptions options;
   options.archs = {"sm_90", "sm_80"};
-  options.cache_dir = testing::TempDir() + "/kiln_nvrtc_test_cache";
+  options.cache_dir = testing_support::fresh_temp_path("nvrtc_cache").string();
   compile_program(program, options);
   EXPECT_EQ(program.archs, (std::vector<std::string>{"sm_90", "sm_80"}));
   ASSERT_EQ(program.kernels[0].binaries.size(), 2u);

@@ -12,6 +12,7 @@
 #include "codegen/lower.h"
 #include "ir/error.h"
 #include "ir/parser.h"
+#include "test_temp_dir.h"
 
 namespace kiln::codegen {
 namespace {
@@ -20,9 +21,7 @@ Program lower_text(const std::string& text) { return lower_graph(*parse_graph(te
 
 // Compiles every kernel with NVRTC (an empty cache directory: no kernel comes from a cache).
 void compile_for_sm80_and_sm90(Program& program) {
-  const std::filesystem::path cache =
-      std::filesystem::temp_directory_path() / "kiln_codegen_pool_attention_test";
-  std::filesystem::remove_all(cache);
+  const std::filesystem::path cache = testing_support::fresh_temp_path("pool_attention_cache");
   CodegenOptions options;
   options.archs = {"sm_80", "sm_90"};
   options.cache_dir = cache.string();

@@ -8,6 +8,7 @@
 #include "ir/fusion.h"
 #include "ir/parser.h"
 #include "kiln/kiln.h"
+#include "test_temp_dir.h"
 
 namespace kiln {
 namespace {
@@ -26,7 +27,7 @@ graph @bias_relu(%x: f32[4,8]) -> (f32[4,8]) {
 TEST(DriverTest, CompilesAGraphForTheNewestArch) {
   const std::unique_ptr<Graph> graph = parse_graph(kBiasRelu);
   CompileOptions options;
-  options.cache_dir = testing::TempDir() + "/kiln_driver_test_cache";
+  options.cache_dir = testing_support::test_temp_dir() / "driver_cache";
   options.archs = {"sm_90", "sm_80"};
   int lowered = 0;
   options.on_lowered = [&](const Program& program) { lowered = program.kernels.size(); };
@@ -43,7 +44,7 @@ TEST(DriverTest, CompilesAGraphForTheNewestArch) {
 TEST(DriverTest, WithoutFusionEachOpIsAKernel) {
   const std::unique_ptr<Graph> graph = parse_graph(kBiasRelu);
   CompileOptions options;
-  options.cache_dir = testing::TempDir() + "/kiln_driver_test_cache";
+  options.cache_dir = testing_support::test_temp_dir() / "driver_cache";
   options.archs = {"sm_80"};
   options.pipeline.fusion = false;
   EXPECT_EQ(compile(*graph, options).program.kernels.size(), 2u);

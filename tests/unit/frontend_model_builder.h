@@ -1,8 +1,6 @@
 // Builds small onnx::ModelProto graphs in C++ for the frontend tests.
 #pragma once
 
-#include <unistd.h>
-
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -12,6 +10,7 @@
 #include "frontend/onnx_importer.h"
 #include "ir/error.h"
 #include "onnx/onnx.pb.h"
+#include "test_temp_dir.h"
 
 namespace kiln::onnx_import::frontend_test {
 
@@ -136,14 +135,9 @@ inline std::string import_error(const ModelBuilder& builder, const ImportOptions
   return "no error";
 }
 
-// A fresh, empty directory under the system temp directory, unique to this process.
+// A fresh, empty directory in the tests' temporary directory (test_temp_dir.h).
 inline std::filesystem::path fresh_temp_dir(const std::string& name) {
-  const std::filesystem::path dir =
-      std::filesystem::temp_directory_path() /
-      ("kiln_frontend_test_" + std::to_string(::getpid()) + "_" + name);
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir;
+  return testing_support::fresh_temp_path("frontend_" + name, /*directory=*/true);
 }
 
 }  // namespace kiln::onnx_import::frontend_test

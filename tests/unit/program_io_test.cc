@@ -13,6 +13,7 @@
 
 #include "ir/error.h"
 #include "runtime/fnv1a.h"
+#include "test_temp_dir.h"
 #include "tests/runtime/bias_relu_program.h"
 
 namespace kiln {
@@ -79,7 +80,7 @@ TEST(ProgramIoTest, RoundTripKeepsEveryField) {
 
 TEST(ProgramIoTest, FileRoundTrip) {
   const std::string path =
-      (std::filesystem::temp_directory_path() / "kiln_program_io_test.kiln").string();
+      testing_support::fresh_temp_path("program_io_test.kiln").string();
   const Program program = test::bias_relu_program(test::placeholder_kernels());
   write_program(program, path);
   EXPECT_EQ(program_to_bytes(read_program(path)), program_to_bytes(program));
@@ -182,7 +183,7 @@ TEST(ProgramIoTest, StructuralProblemsAreNamed) {
 
 TEST(ProgramIoTest, UnreadableFilesAreInputErrors) {
   EXPECT_THROW(read_program("/nonexistent/kiln/file.kiln"), InputError);
-  EXPECT_THROW(read_program(std::filesystem::temp_directory_path().string()), InputError);
+  EXPECT_THROW(read_program(testing_support::test_temp_dir().string()), InputError);
   EXPECT_THROW(write_program(Program{}, "/nonexistent/kiln/file.kiln"), InputError);
 }
 

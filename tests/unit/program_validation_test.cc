@@ -10,6 +10,7 @@
 
 #include "ir/error.h"
 #include "runtime/program_io.h"
+#include "test_temp_dir.h"
 #include "tests/runtime/bias_relu_program.h"
 
 namespace kiln {
@@ -127,7 +128,7 @@ TEST(ProgramValidationTest, EachProblemHasItsMessage) {
 
 TEST(ProgramValidationTest, ReadingAFileValidatesAndNamesTheFile) {
   const std::string path =
-      (std::filesystem::temp_directory_path() / "kiln_program_validation_test.kiln").string();
+      testing_support::fresh_temp_path("program_validation_test.kiln").string();
   Program program = valid_program();
   program.steps[0].block = {0, 1, 1};
   write_program(program, path);

@@ -10,6 +10,7 @@
 #include "frontend/op_support.h"
 #include "frontend_model_builder.h"
 #include "ir/error.h"
+#include "test_temp_dir.h"
 #include "tools/input_shapes.h"
 #include "tools/tensor_files.h"
 
@@ -110,7 +111,7 @@ TEST(ReviewFeTest, NpyWithAHugeShapeAndLittleDataIsAnError) {
   header.append(63 - (10 + header.size()) % 64, ' ');
   header += '\n';
   const std::string path =
-      (std::filesystem::temp_directory_path() / "kiln_review_fe_huge.npy").string();
+      testing_support::fresh_temp_path("review_fe_huge.npy").string();
   {
     std::ofstream file(path, std::ios::binary);
     file.write("\x93NUMPY\x01\x00", 8);

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "ir/error.h"
+#include "test_temp_dir.h"
 #include "tools/compare.h"
 #include "tools/input_shapes.h"
 #include "tools/model_inputs.h"
@@ -17,7 +18,7 @@ namespace kiln::tools {
 namespace {
 
 std::string temp_path(const std::string& name) {
-  return (std::filesystem::temp_directory_path() / ("kiln_tools_test_" + name)).string();
+  return testing_support::fresh_temp_path("tools_" + name).string();
 }
 
 TEST(NpyTest, RoundTripsEveryNumpyDType) {
