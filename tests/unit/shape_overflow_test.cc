@@ -55,6 +55,15 @@ struct OverflowCase {
   std::string message;
 };
 
+// How gtest shows a case (in failure messages and ctest's test names): its node.
+void PrintTo(const OverflowCase& overflow_case, std::ostream* out) { *out << overflow_case.node; }
+
+// The case's test name: its index and op, e.g. "3_reshape".
+std::string case_name(const ::testing::TestParamInfo<OverflowCase>& info) {
+  const std::string& node = info.param.node;
+  return std::to_string(info.index) + "_" + node.substr(0, node.find('('));
+}
+
 class ShapeOverflowTest : public ::testing::TestWithParam<OverflowCase> {};
 
 TEST_P(ShapeOverflowTest, ThrowsInputError) {
@@ -126,7 +135,8 @@ INSTANTIATE_TEST_SUITE_P(
                      "has more than 1099511627776 elements"},
         OverflowCase{"resize(%x) {scales=[1.0, 1.0], sizes=[-1, 9]}", "cannot resize axis 0"},
         // slice: a step of 0 would divide by zero
-        OverflowCase{"slice(%x) {axes=[1], ends=[9], starts=[0], steps=[0]}", "contain 0"}));
+        OverflowCase{"slice(%x) {axes=[1], ends=[9], starts=[0], steps=[0]}", "contain 0"}),
+    case_name);
 
 // Extreme values that are valid give the right (small) shapes.
 TEST(ShapeOverflowValid, ExtremeButValidAttributesInferSmallShapes) {
