@@ -78,8 +78,12 @@ std::vector<KernelSpec> emit_kernels(const KernelBody& body, const Target& targe
   for (const EmitterVariant& variant : emitter.variants) {
     if (!variant.offered || variant.offered(target)) return variant.emit(body, target);
   }
+  std::string variants;
+  for (const EmitterVariant& variant : emitter.variants) {
+    variants += (variants.empty() ? "" : ", ") + std::string(variant.name);
+  }
   throw UnsupportedError("the " + std::string(emitter.kind) + " emitter has no kernel for " +
-                         target.arch);
+                         target.arch + " (its variants: " + variants + ")");
 }
 
 }  // namespace kiln::codegen
