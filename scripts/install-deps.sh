@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what kiln needs to build and test on Debian 12 (run as root, or with sudo available):
-# C++ libraries and tools from Debian, onnx/onnxruntime/numpy from PyPI for the default python3,
+# C++ libraries and tools from Debian (Graphviz renders dump-ir's DOT in a test), onnx/onnxruntime/
+# numpy from PyPI for the default python3,
 # and Debian's CPU PyTorch (for /usr/bin/python3) to export the test models.
 set -euo pipefail
 
@@ -11,6 +12,7 @@ debian_packages=(
   libprotobuf-dev protobuf-compiler
   libgtest-dev libcli11-dev nlohmann-json3-dev libfmt-dev
   llvm-14-tools clang-14 libclang-rt-14-dev
+  graphviz
   python3-torch python3-torchvision
   dataset-fashion-mnist
 )
