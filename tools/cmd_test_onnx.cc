@@ -73,9 +73,8 @@ struct Judge {
   std::string precision;
   std::optional<double> atol, rtol, min_cosine;
 
-  Tolerance tolerance_for(const Tensor& got, const Tensor& want) const {
+  Tolerance tolerance_for(const Tensor& want) const {
     Tolerance tolerance = tolerance_for_precision(precision, want.dtype());
-    if (!tolerance.relative_to_max) tolerance = tolerance_for_dtype(got.dtype(), tolerance);
     tolerance.atol = atol.value_or(tolerance.atol);
     tolerance.rtol = rtol.value_or(tolerance.rtol);
     if (tolerance.min_cosine > 0.0) tolerance.min_cosine = min_cosine.value_or(tolerance.min_cosine);
@@ -231,7 +230,7 @@ std::unique_ptr<Graph> import_for_data_set(const fs::path& model_path,
 // "" when `got` passes against `want`, else why not; adds its errors to `errors`.
 std::string judge_output(const Tensor& got, const Tensor& want, const Judge& judge,
                          CaseErrors& errors) {
-  const Comparison comparison = compare_tensors(got, want, judge.tolerance_for(got, want));
+  const Comparison comparison = compare_tensors(got, want, judge.tolerance_for(want));
   errors.max_abs = std::max(errors.max_abs, comparison.max_abs_error);
   errors.max_error_of_max = std::max(errors.max_error_of_max, comparison.max_error_of_max());
   errors.max_rel = std::max(errors.max_rel, comparison.max_rel_error);

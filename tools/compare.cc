@@ -53,8 +53,9 @@ Tolerance tolerance_for_precision(const std::string& precision, DType want_dtype
     tolerance.atol = precision == "fp16" ? 1e-3 : 1e-2;
     tolerance.rtol = precision == "fp16" ? kHalfRtol : kBFloatRtol;
     tolerance.min_cosine = 0.999;
+    return tolerance;
   }
-  return tolerance;
+  return tolerance_for_dtype(want_dtype, tolerance);
 }
 
 Tolerance tolerance_for_model(const std::string& precision, DType want_dtype) {

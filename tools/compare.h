@@ -57,7 +57,8 @@ Tolerance tolerance_for_dtype(DType dtype, Tolerance tolerance);
 //   tf32   element-wise atol 1e-3, rtol 1e-2 (TF32 keeps 10 of f32's 23 mantissa bits)
 //   fp16   float outputs: max error ≤ 1e-3 + kHalfRtol·max|want|, cosine ≥ 0.999
 //   bf16   float outputs: max error ≤ 1e-2 + kBFloatRtol·max|want|, cosine ≥ 0.999
-// and in each the norm within 1%. Non-float outputs are judged exactly (atol and rtol 0).
+// and in each the norm within 1%; element-wise rules raised by tolerance_for_dtype for 16-bit
+// outputs. Non-float outputs keep fp32's element-wise rule.
 Tolerance tolerance_for_precision(const std::string& precision, DType want_dtype);
 
 // How a whole model's outputs computed at a precision are judged against its f32 run (kiln
