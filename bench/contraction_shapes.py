@@ -3,12 +3,16 @@
 convolutions of the dev models at batch 32, fp16, in one run on one card.
 
 usage: bench/contraction_shapes.py KILN OUT_DIR [--shapes NAME,...] [--iters 50] [--warmup 10]
+                                   [--mma-arch sm_90]
 
 Each shape is written as a one-op kiln graph (OUT_DIR/<shape>.kir) and timed with
 `kiln bench --compare fused --precision fp16 --io-precision fp16` (16-bit operands in, as inside
 a model, so the kernel loads them directly), checked against kiln's CPU reference; PyTorch runs the
 same op on fp16 tensors (torch.matmul, torch.nn.functional.conv2d on NCHW, cuDNN's choice).
 Prints median ms and TFLOP/s of both and kiln's time over PyTorch's; writes OUT_DIR/shapes.json.
+kiln runs twice: for this GPU (`--arch native`: on an H100/H200 sm_90a, whose eligible
+contractions take the wgmma kernel) and for --mma-arch (default sm_90: the mma.sync kernels), so
+one run compares both kernels of kiln with the library ('' skips the second).
 """
 import argparse
 import json
@@ -23,6 +27,7 @@ from kiln_bench import run_kiln_bench
 # name: ("matmul", M, K, N) or ("conv", batch, in channels, size, out channels, kernel, stride)
 SHAPES = {
     "bert_b32_qkv": ("matmul", 4096, 768, 768),
+    "bert_b32_qkv_packed": ("matmul", 4096, 768, 2304),
     "bert_b32_ffn_up": ("matmul", 4096, 768, 3072),
     "bert_b32_ffn_down": ("matmul", 4096, 3072, 768),
     "resnet_b32_conv3x3_56": ("conv", 32, 64, 56, 64, 3, 1),
@@ -69,6 +74,7 @@ def main():
     parser.add_argument("--shapes", default=",".join(SHAPES))
     parser.add_argument("--iters", type=int, default=50)
     parser.add_argument("--warmup", type=int, default=10)
+    parser.add_argument("--mma-arch", default="sm_90")
     args = parser.parse_args()
     names = chosen(parser, args.shapes, SHAPES, "shape")
     if not torch.cuda.is_available():
@@ -85,29 +91,40 @@ def main():
             f.write(text)
         entry = {"shape": name, "flops": flops,
                  "torch_ms": time_cuda(torch_op, args.iters, args.warmup)[0]}
-        kiln = run_kiln_bench(args.kiln, path, os.path.join(args.out_dir, name + "_kiln.json"),
-                              args.iters, args.warmup,
-                              ["--precision", "fp16", "--io-precision", "fp16"], variants="fused")
-        fused = kiln.get("fused", {})
-        if "median_ms" in fused:
-            entry.update(kiln_ms=fused["median_ms"], kiln_cosine=fused["cosine"],
-                         kiln_launches=fused["kernel_launches"])
-        else:
-            failed = True
-            entry["error"] = fused.get("error") or kiln.get("error")
+        for arch, key in (("native", "kiln"), (args.mma_arch, "kiln_mma")):
+            if not arch:
+                continue
+            kiln = run_kiln_bench(args.kiln, path,
+                                  os.path.join(args.out_dir, f"{name}_{key}.json"),
+                                  args.iters, args.warmup,
+                                  ["--precision", "fp16", "--io-precision", "fp16",
+                                   "--arch", arch], variants="fused")
+            fused = kiln.get("fused", {})
+            if "median_ms" in fused:
+                entry.update({key + "_ms": fused["median_ms"], key + "_cosine": fused["cosine"],
+                              key + "_launches": fused["kernel_launches"]})
+            else:
+                failed = True
+                entry[key + "_error"] = fused.get("error") or kiln.get("error")
         report["shapes"].append(entry)
-    print(f"\n{report['card']}, fp16, median ms and TFLOP/s")
+    print(f"\n{report['card']}, fp16, median ms and TFLOP/s; kiln native (wgmma on sm_90a) "
+          f"and {args.mma_arch or '-'} (mma.sync)")
     print(f"{'shape':<28} {'torch ms':>9} {'TFLOP/s':>8} {'kiln ms':>9} {'TFLOP/s':>8} "
-          f"{'kiln/torch':>10} {'krn':>3} {'cosine':>9}")
+          f"{'kiln/torch':>10} {'krn':>3} {'cosine':>9} {'mma ms':>9} {'mma/torch':>9}")
     for entry in report["shapes"]:
         torch_ms, work = entry["torch_ms"], entry["flops"]
-        head = f"{entry['shape']:<28} {torch_ms:>9.4f} {work / torch_ms / 1e9:>8.1f}"
-        if "kiln_ms" not in entry:
-            print(f"{head} kiln failed: {entry['error']}")
-            continue
-        kiln_ms = entry["kiln_ms"]
-        print(f"{head} {kiln_ms:>9.4f} {work / kiln_ms / 1e9:>8.1f} {kiln_ms / torch_ms:>9.2f}x "
-              f"{entry['kiln_launches']:>3} {entry['kiln_cosine']:>9.6f}")
+        line = f"{entry['shape']:<28} {torch_ms:>9.4f} {work / torch_ms / 1e9:>8.1f}"
+        if "kiln_ms" in entry:
+            kiln_ms = entry["kiln_ms"]
+            line += (f" {kiln_ms:>9.4f} {work / kiln_ms / 1e9:>8.1f} {kiln_ms / torch_ms:>9.2f}x "
+                     f"{entry['kiln_launches']:>3} {entry['kiln_cosine']:>9.6f}")
+        else:
+            line += f" kiln failed: {entry.get('kiln_error')}"
+        if "kiln_mma_ms" in entry:
+            line += f" {entry['kiln_mma_ms']:>9.4f} {entry['kiln_mma_ms'] / torch_ms:>8.2f}x"
+        elif "kiln_mma_error" in entry:
+            line += f" mma failed: {entry['kiln_mma_error']}"
+        print(line)
     with open(os.path.join(args.out_dir, "shapes.json"), "w") as f:
         json.dump(report, f, indent=2)
     return 1 if failed else 0

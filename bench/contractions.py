@@ -10,6 +10,9 @@ fp16/bf16/tf32, 0.999999 in fp32; 77 (ctest's SKIP_RETURN_CODE) when there is no
 ctest runs it as gpu_contractions.
 
 usage: bench/contractions.py KILN OUT_DIR [PRECISION...]   (default fp16 bf16 fp32)
+
+fp16 and bf16 run twice: with f32 graph inputs (the kernel casts them as it loads them) and with
+16-bit inputs (`--io-precision`, rows fp16io and bf16io).
 """
 import glob
 import os
@@ -52,10 +55,14 @@ def main():
         name = os.path.basename(path)[:-4]
         with open(path) as f:
             work = flops(f.read())
-        for precision in precisions:
+        runs = [(precision, ["--precision", precision]) for precision in precisions]
+        # 16-bit inputs too, as inside a model: operands then come by cp.async (and, on an
+        # H100/H200, eligible contractions take the sm_90a wgmma kernel).
+        runs += [(precision + "io", ["--precision", precision, "--io-precision", precision])
+                 for precision in precisions if precision in ("fp16", "bf16")]
+        for precision, flags in runs:
             json_path = os.path.join(out_dir, f"{name}_{precision}.json")
-            figures = run_kiln_bench(kiln, path, json_path, 50, 10, ["--precision", precision],
-                                     variants="fused")
+            figures = run_kiln_bench(kiln, path, json_path, 50, 10, flags, variants="fused")
             if "error" in figures:
                 if any("no CUDA device" in line for line in figures["error"]):
                     print("no CUDA device: skipped")
@@ -68,11 +75,11 @@ def main():
             if not ok:
                 failures.append(f"{name} {precision}: {fused.get('mismatch', '')} cosine "
                                 f"{fused['cosine']}, max abs {fused['max_abs_error']}")
-            rows.append(f"{name:<28} {precision:<5} {fused['kernel_launches']:>3} "
+            rows.append(f"{name:<28} {precision:<6} {fused['kernel_launches']:>3} "
                         f"{fused['median_ms']:>9.4f} {work / fused['median_ms'] / 1e9:>9.1f} "
                         f"{fused['max_abs_error']:>10.3g} {fused['cosine']:>10.6f} "
                         f"{'ok' if ok else 'WRONG'}")
-    print(f"{'graph':<28} {'prec':<5} {'krn':>3} {'median ms':>9} {'TFLOP/s':>9} "
+    print(f"{'graph':<28} {'prec':<6} {'krn':>3} {'median ms':>9} {'TFLOP/s':>9} "
           f"{'max abs':>10} {'cosine':>10}")
     print("\n".join(rows))
     for failure in failures:

@@ -8,6 +8,7 @@
 #include "codegen/contraction_view.h"
 #include "codegen/element_emitter.h"
 #include "codegen/mma_contraction_emitter.h"
+#include "codegen/wgmma_contraction_emitter.h"
 #include "ir/error.h"
 
 namespace kiln::codegen {
@@ -145,6 +146,13 @@ std::vector<KernelSpec> emit_contraction_kernels(const KernelBody& body, const T
   if (!contraction.tensor_cores) {
     kernels.push_back(
         emit_simt_contraction_kernel(body, contraction.anchor, std::move(contraction.view)));
+    return kernels;
+  }
+  WgmmaTiling wgmma_tiling;
+  if (takes_wgmma_contraction(body, *contraction.anchor, *contraction.view, target,
+                              wgmma_tiling)) {
+    kernels.push_back(emit_wgmma_contraction_kernel(body, *contraction.anchor, *contraction.view,
+                                                    wgmma_tiling));
     return kernels;
   }
   kernels.push_back(emit_mma_contraction_kernel(body, *contraction.anchor, *contraction.view,

@@ -34,4 +34,22 @@ MmaTiling choose_mma_tiling(int64_t batch, int64_t rows, int64_t cols, int64_t d
   return tiling;
 }
 
+WgmmaTiling choose_wgmma_tiling(int64_t batch, int64_t rows, int64_t cols, const Target& target) {
+  const int64_t sms = std::max(target.sm_count, 1);
+  const int64_t row_tiles = ceil_div(rows, kWgmmaBlockM) * batch;
+  WgmmaTiling best;
+  int64_t best_cost = 0;
+  for (int block_n : {64, 128, 192, 256}) {
+    if (block_n > ceil_div(cols, 64) * 64) break;
+    const int64_t blocks = row_tiles * ceil_div(cols, block_n);
+    if (2 * blocks < sms) continue;
+    const int64_t cost = ceil_div(blocks, sms) * (block_n + 32);
+    if (best.block_n == 0 || cost <= best_cost) {
+      best.block_n = block_n;
+      best_cost = cost;
+    }
+  }
+  return best;
+}
+
 }  // namespace kiln::codegen

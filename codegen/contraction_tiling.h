@@ -36,6 +36,25 @@ struct MmaTiling {
   int warp_n() const { return block_n / warps_n; }  // a warp's columns (a multiple of 16)
 };
 
+// Hopper's warpgroup MMA (sm_90a, codegen/wgmma_contraction_emitter.h): a block of two
+// warpgroups computes kWgmmaBlockM × block_n outputs, each warpgroup 64 rows, K advancing
+// kWgmmaTileK (one 128-byte row of 16-bit values) a step through `stages` shared buffers.
+// block_n is the one of 64, 128, 192 and 256 (at most the columns rounded up to 64) whose grid
+// takes the fewest waves over the SMs, weighed by the tile's width plus a fixed cost a tile
+// (cost = waves × (block_n + 32): a wave of wider tiles does more work, and every tile pays
+// for its A tile and its epilogue); block_n = 0 when even 64-wide tiles give fewer blocks than
+// half the SMs (the mma.sync kernel's split-K fills the GPU better).
+inline constexpr int kWgmmaBlockM = 128;
+inline constexpr int kWgmmaTileK = 64;
+inline constexpr int kWgmmaThreads = 256;
+
+struct WgmmaTiling {
+  int block_n = 0;
+  int stages = 4;
+};
+
+WgmmaTiling choose_wgmma_tiling(int64_t batch, int64_t rows, int64_t cols, const Target& target);
+
 MmaTiling choose_mma_tiling(int64_t batch, int64_t rows, int64_t cols, int64_t depth,
                             const Target& target);
 

@@ -367,6 +367,33 @@ __device__ __forceinline__ void kiln_block_arg_reduce(T& best, long long& best_i
   asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;"
                :: "r"(address), "l"(global), "r"(valid ? 4 : 0));
 })"},
+      // Hopper (sm_90): orders this thread's earlier generic-proxy writes to shared memory (stores,
+      // cp.async) before later async-proxy reads of it (wgmma operands, bulk copies).
+      {"kiln_fence_proxy_async", R"(__device__ __forceinline__ void kiln_fence_proxy_async() {
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+})"},
+      // Warpgroup MMA (sm_90a): the fence before a warpgroup's first wgmma.mma_async touching
+      // accumulators other instructions wrote, the commit of the issued ones as a group, and the
+      // wait until at most `pending` groups are in flight.
+      {"kiln_wgmma_fence", R"(__device__ __forceinline__ void kiln_wgmma_fence() {
+  asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+})"},
+      {"kiln_wgmma_commit", R"(__device__ __forceinline__ void kiln_wgmma_commit() {
+  asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+})"},
+      {"kiln_wgmma_wait", R"(template <int pending>
+__device__ __forceinline__ void kiln_wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;" :: "n"(pending) : "memory");
+})"},
+      // A wgmma shared-memory matrix descriptor with 128-byte swizzle: the start address, the
+      // leading and stride byte offsets (in 16-byte units, 14 bits each), swizzle mode 1 in bits
+      // 62-63. The tile must start at a 1024-byte-aligned address (base offset 0).
+      {"kiln_wgmma_descriptor",
+       R"(__device__ __forceinline__ unsigned long long kiln_wgmma_descriptor(unsigned address, unsigned leading_bytes, unsigned stride_bytes) {
+  return static_cast<unsigned long long>((address & 0x3FFFFu) >> 4) |
+         static_cast<unsigned long long>((leading_bytes >> 4) & 0x3FFFu) << 16 |
+         static_cast<unsigned long long>((stride_bytes >> 4) & 0x3FFFu) << 32 | 1ull << 62;
+})"},
       {"kiln_cp_async_commit", R"(__device__ __forceinline__ void kiln_cp_async_commit() {
   asm volatile("cp.async.commit_group;");
 })"},

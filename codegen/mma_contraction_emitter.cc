@@ -65,19 +65,6 @@ struct OperandTile {
   int chunk() const { return vector ? vector : staged; }
 };
 
-// The widest cp.async (16, 8 or 4 bytes, at least two elements) that runs of `run` consecutive
-// elements allow, in elements; 0 when `operand` is not a buffer the kernel reads directly.
-int vector_width(ElementEmitter& e, const Value* operand, int64_t run, int element_bytes) {
-  const bool buffer = e.params().is_input(operand) ||
-                      (operand->is_constant() && operand->type().num_elements() > 1);
-  if (!buffer) return 0;
-  for (int bytes : {16, 8, 4}) {
-    const int width = bytes / element_bytes;
-    if (width >= 2 && run % width == 0) return width;
-  }
-  return 0;
-}
-
 // Rows are padded so the rows one fragment load reads fall in distinct banks: 16 bytes for
 // ldmatrix; for TF32's 32-bit loads (lanes g = lane / 4, t = lane % 4 read row g, column t or
 // row t, column g) a row stride of 4 (mod 32) words along k, 8 (mod 32) along m or n.
@@ -122,11 +109,11 @@ class MmaKernelWriter {
         format_(format_of(anchor)),
         a_(operand_tile(
             'a', tiling.block_m, !view.a_contiguous_along_m(),
-            vector_width(e, view.a_operand(), view.a_contiguous_run(), format_.element_bytes),
+            async_vector_width(e.params(), view.a_operand(), view.a_contiguous_run(), format_.element_bytes),
             tiling.threads(), format_)),
         b_(operand_tile(
             'b', tiling.block_n, view.b_contiguous_along_k(),
-            vector_width(e, view.b_operand(), view.b_contiguous_run(), format_.element_bytes),
+            async_vector_width(e.params(), view.b_operand(), view.b_contiguous_run(), format_.element_bytes),
             tiling.threads(), format_)) {}
 
   void write(const std::vector<std::string>& outputs) {
@@ -482,19 +469,9 @@ class MmaKernelWriter {
   }
 
   // Whether a thread writes its two adjacent columns (registers 2h and 2h + 1) as one 32-bit
-  // store: no split-K, a result contiguous along n with an even number of columns (so a pair
-  // never straddles a row and starts 4-byte aligned), and 16-bit outputs, each as many elements
-  // as the contraction's result (an elementwise epilogue's).
+  // store: no split-K, and pairs_result_stores.
   bool paired_stores() const {
-    if (tiling_.splits > 1 || view_.result_contiguous_along_m() || view_.cols % 2 != 0) {
-      return false;
-    }
-    const int64_t elements = anchor_.result()->type().num_elements();
-    return std::all_of(body_.outputs.begin(), body_.outputs.end(), [&](const Value* output) {
-      const DType dtype = output->type().dtype;
-      return (dtype == DType::kF16 || dtype == DType::kBF16) &&
-             output->type().num_elements() == elements;
-    });
+    return tiling_.splits == 1 && pairs_result_stores(body_, anchor_, view_);
   }
 
   void paired_results(const std::vector<std::string>& outputs) {
@@ -504,22 +481,9 @@ class MmaKernelWriter {
                     "g_n = g_n0 + g_wn + g_j * 8 + g_lane % 4 * 2;",
                     index_));
     e_.open_block(fmt::format("if (g_m < {} && g_n < {})", view_.rows, view_.cols));
-    std::string at[2];
-    std::vector<std::string> bits[2];
-    for (int column = 0; column < 2; ++column) {
-      const std::string n = column ? "g_n + 1" : "g_n";
-      at[column] = view_.result_index(e_, "g_b", "g_m", n);
-      e_.bind(
-          anchor_.result(), at[column],
-          view_.result(e_, "g_b", "g_m", n, fmt::format("g_acc[g_i][g_j][2 * g_h + {}]", column)));
-      for (const Value* output : body_.outputs) {
-        bits[column].push_back(e_.temp("unsigned", e_.stored(output, at[column])));
-      }
-    }
-    for (size_t k = 0; k < outputs.size(); ++k) {
-      code_.line(fmt::format("*reinterpret_cast<unsigned*>(&{}[{}]) = {} | {} << 16;", outputs[k],
-                             at[0], bits[0][k], bits[1][k]));
-    }
+    emit_paired_results(e_, body_, anchor_, view_, outputs, "g_b", "g_m", "g_n",
+                        "g_acc[g_i][g_j][2 * g_h + 0]",
+                        "g_acc[g_i][g_j][2 * g_h + 1]");
     for (int level = 0; level < 4; ++level) e_.close_block();
   }
 
@@ -539,6 +503,48 @@ class MmaKernelWriter {
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 }  // namespace
+
+int async_vector_width(const KernelParams& params, const Value* operand, int64_t run,
+                       int element_bytes) {
+  const bool buffer = params.is_input(operand) ||
+                      (operand->is_constant() && operand->type().num_elements() > 1);
+  if (!buffer) return 0;
+  for (int bytes : {16, 8, 4}) {
+    const int width = bytes / element_bytes;
+    if (width >= 2 && run % width == 0) return width;
+  }
+  return 0;
+}
+
+bool pairs_result_stores(const KernelBody& body, const Node& anchor, const ContractionView& view) {
+  if (view.result_contiguous_along_m() || view.cols % 2 != 0) return false;
+  const int64_t elements = anchor.result()->type().num_elements();
+  return std::all_of(body.outputs.begin(), body.outputs.end(), [&](const Value* output) {
+    const DType dtype = output->type().dtype;
+    return (dtype == DType::kF16 || dtype == DType::kBF16) &&
+           output->type().num_elements() == elements;
+  });
+}
+
+void emit_paired_results(ElementEmitter& e, const KernelBody& body, const Node& anchor,
+                         ContractionView& view, const std::vector<std::string>& outputs,
+                         const std::string& b, const std::string& m, const std::string& n,
+                         const std::string& low, const std::string& high) {
+  std::string at[2];
+  std::vector<std::string> bits[2];
+  for (int column = 0; column < 2; ++column) {
+    const std::string column_n = column ? n + " + 1" : n;
+    at[column] = view.result_index(e, b, m, column_n);
+    e.bind(anchor.result(), at[column], view.result(e, b, m, column_n, column ? high : low));
+    for (const Value* output : body.outputs) {
+      bits[column].push_back(e.temp("unsigned", e.stored(output, at[column])));
+    }
+  }
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    e.code().line(fmt::format("*reinterpret_cast<unsigned*>(&{}[{}]) = {} | {} << 16;",
+                              outputs[k], at[0], bits[0][k], bits[1][k]));
+  }
+}
 
 bool uses_tensor_cores(const Node& anchor) {
   const DType a = anchor.operand(0)->type().dtype, b = anchor.operand(1)->type().dtype;

@@ -43,6 +43,26 @@
 
 namespace kiln::codegen {
 
+// The widest cp.async, in elements (16, 8 or 4 bytes, at least two elements), that runs of `run`
+// consecutive elements of `operand` allow; 0 when `operand` is neither a kernel input nor a
+// constant of more than one element (a value the kernel computes is register-staged).
+int async_vector_width(const KernelParams& params, const Value* operand, int64_t run,
+                       int element_bytes);
+
+// Whether result elements (b, m, n) and (b, m, n + 1) of an unsplit contraction may be written
+// as one 32-bit store: a result contiguous along n with an even number of columns (so a pair
+// never straddles a row and starts 4-byte aligned), and 16-bit outputs, each as many elements as
+// the contraction's result (an elementwise epilogue's).
+bool pairs_result_stores(const KernelBody& body, const Node& anchor, const ContractionView& view);
+
+// Writes result elements (b, m, n) and (b, m, n + 1) from their sums `low` and `high`: the op's
+// result and the epilogue at each, then one 32-bit store per output. Call it inside a block of
+// its own, under pairs_result_stores.
+void emit_paired_results(ElementEmitter& e, const KernelBody& body, const Node& anchor,
+                         ContractionView& view, const std::vector<std::string>& outputs,
+                         const std::string& b, const std::string& m, const std::string& n,
+                         const std::string& low, const std::string& high);
+
 // Whether `anchor`'s operands suit the tensor-core kernel (both f16, both bf16, or f32 with
 // tf32=1).
 bool uses_tensor_cores(const Node& anchor);

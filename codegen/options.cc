@@ -20,7 +20,14 @@ const std::string& newest_arch(const std::vector<std::string>& archs) {
 
 CodegenOptions CodegenOptions::for_archs(std::vector<std::string> archs) {
   if (archs.empty()) throw InputError("no target architecture given (--arch sm_80,sm_90)");
-  for (const std::string& arch : archs) target_for_arch(arch);  // names checked first
+  for (const std::string& arch : archs) {
+    const Target target = target_for_arch(arch);  // names checked first
+    if (target.arch_specific && archs.size() > 1) {
+      throw InputError("--arch " + arch +
+                       " cannot be combined with other archs: its kernels (wgmma on sm_90a) run "
+                       "only on that architecture; compile for it alone");
+    }
+  }
   CodegenOptions options;
   options.target = target_for_arch(newest_arch(archs));
   options.archs = std::move(archs);

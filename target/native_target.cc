@@ -55,7 +55,11 @@ Target native_target() {
   };
   const int major = read(kComputeCapabilityMajor, "compute capability");
   const int minor = read(kComputeCapabilityMinor, "compute capability");
-  Target target = target_for_arch("sm_" + std::to_string(major) + std::to_string(minor));
+  // Compute capability 9.0 gets the arch-specific sm_90a: its kernels run only on that
+  // architecture, which this GPU is, and may use Hopper's warpgroup MMA.
+  const std::string suffix = major == 9 && minor == 0 ? "a" : "";
+  Target target =
+      target_for_arch("sm_" + std::to_string(major) + std::to_string(minor) + suffix);
   char name[256] = {};
   target.device = device_name(name, sizeof name - 1, device) == 0 ? name : "device 0";
   target.from_device = true;

@@ -48,6 +48,7 @@ struct BenchOptions {
   std::vector<std::string> compare = {"unfused", "fused"};
   std::vector<std::string> inputs;
   std::vector<std::string> input_shapes;
+  std::string arch = "native";
   int iterations = 100;
   int warmup = 20;
   std::string json_path;
@@ -133,7 +134,7 @@ nlohmann::json bench_variant(const std::string& variant, const BenchOptions& opt
                              const std::vector<Tensor>& inputs, const std::vector<Tensor>& expected,
                              Progress& progress, nlohmann::json& report) {
   CompileOptions compile_options;
-  compile_options.archs = {"native"};
+  compile_options.archs = {options.arch};
   compile_options.pipeline = options.passes.pipeline();
   compile_options.pipeline.fusion = variant == "fused";
   compile_options.on_progress = [&](size_t done, size_t total) {
@@ -308,6 +309,10 @@ void add_bench_command(CLI::App& parent, int& exit_code) {
                       "NAME=FILE.npy|FILE.pb (default: seeded random inputs)");
   command->add_option("--input-shape", options->input_shapes,
                       "Bind symbolic input dims: NAME=1x3x224x224 (repeatable)");
+  command->add_option("--arch", options->arch,
+                      "Generate kernels for this arch rather than this GPU's own (native: "
+                      "sm_90a on an H100/H200, its wgmma kernels); it must run on this GPU, "
+                      "e.g. sm_90 for the mma.sync kernels on a Hopper GPU");
   command->add_option("--iters", options->iterations, "Timed CUDA-graph replays (default 100)")
       ->check(CLI::PositiveNumber);
   command->add_option("--warmup", options->warmup, "Untimed replays first (default 20)")

@@ -88,8 +88,9 @@ void add_compile_command(CLI::App& parent, int& exit_code) {
                       "Write the program to OUT.kiln (default: the model's path with .kiln)");
   command
       ->add_option("--arch", options->archs,
-                   "Target GPUs: sm_80,sm_90 (the default) or native (this machine's GPU); a "
-                   "CUBIN for each and PTX for the newest")
+                   "Target GPUs: sm_80,sm_90 (the default), sm_90a alone (Hopper's wgmma "
+                   "kernels, H100/H200 only) or native (this machine's GPU; sm_90a on an "
+                   "H100/H200); a CUBIN for each and PTX for the newest")
       ->delimiter(',');
   command->add_option("--emit-cuda", options->emit_cuda,
                       "Write each kernel's CUDA source as DIR/<kernel>.cu");

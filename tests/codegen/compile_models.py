@@ -3,13 +3,13 @@
 
     python3 tests/codegen/compile_models.py --compiler BUILD/kiln_compile_all_kernels \
         --work-dir BUILD/models-work [--torch-python /usr/bin/python3] [--precisions fp32,fp16]
-        MODEL...
+        [--arch sm_80,sm_90] MODEL...
 
 Exports each model if needed (the model tests' export and cache: tests/models/run_model_test.py),
 then runs kiln_compile_all_kernels on them: it lowers each (once per precision of --precisions,
 default fp32) with any kernel the GPU backend does not generate left out, compiles the rest for
 sm_80 and sm_90 and prints per model and precision the kernels compiled and the kernel nodes
-skipped. Exit status: that of the compiler, or 1 when
+skipped (--arch: other archs, e.g. sm_90a alone). Exit status: that of the compiler, or 1 when
 an export fails.
 """
 import argparse
@@ -28,6 +28,7 @@ def main():
     parser.add_argument("--work-dir", required=True)
     parser.add_argument("--torch-python", default="/usr/bin/python3")
     parser.add_argument("--precisions", default="fp32")
+    parser.add_argument("--arch", default="sm_80,sm_90")
     args = parser.parse_args()
     paths = []
     try:
@@ -42,7 +43,7 @@ def main():
     except StepFailed as error:
         print(f"FAIL: {error}")
         return 1
-    command = [args.compiler, "--arch", "sm_80,sm_90", "--precisions", args.precisions, *paths]
+    command = [args.compiler, "--arch", args.arch, "--precisions", args.precisions, *paths]
     print(f"$ {' '.join(command)}", flush=True)
     return subprocess.run(command).returncode
 

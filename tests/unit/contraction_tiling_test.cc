@@ -1,11 +1,14 @@
 // Tests of the tensor-core contraction tiling (codegen/contraction_tiling.h) and of lowering a
 // split-K contraction (codegen/lower.h): tile sizes that fill the GPU, split-K only for grids
-// short of it and deep enough, and the two steps sharing one f32 workspace intermediate.
+// short of it and deep enough, and the two steps sharing one f32 workspace intermediate; the
+// wgmma tiles of sm_90a, and which contractions take the wgmma kernel.
 #include "codegen/contraction_tiling.h"
 
 #include <gtest/gtest.h>
 
 #include "codegen/lower.h"
+#include "codegen/options.h"
+#include "ir/error.h"
 #include "ir/parser.h"
 
 namespace kiln::codegen {
@@ -103,6 +106,57 @@ graph @g(%a: f16[49,4608], %b: f16[4608,512]) -> (f16[49,512]) {
   EXPECT_EQ(program.steps[0].grid, (std::array<uint32_t, 3>{8, 1, 16}));
   EXPECT_EQ(program.steps[0].block, (std::array<uint32_t, 3>{128, 1, 1}));
   EXPECT_NE(program.kernels[0].source.find("kiln_mma_f16_16816"), std::string::npos);
+}
+
+TEST(ContractionTiling, WgmmaTilesTakeTheFewestWaves) {
+  const Target hopper = target_for_arch("sm_90a");
+  // BERT-base b32's 768-wide gemms: 128 × 192 tiles are one wave of 128 blocks (128 × 128 would
+  // be 192 blocks, two waves).
+  EXPECT_EQ(choose_wgmma_tiling(1, 4096, 768, hopper).block_n, 192);
+  // Its FFN up-projection (3072 wide): 256-wide tiles, 3 waves of 384 blocks.
+  EXPECT_EQ(choose_wgmma_tiling(1, 4096, 3072, hopper).block_n, 256);
+  // 64 columns: 64-wide tiles only.
+  EXPECT_EQ(choose_wgmma_tiling(1, 100352, 64, hopper).block_n, 64);
+  // Batch 1 (128 rows): at most 6 blocks, short of half the SMs: none (mma.sync splits K).
+  EXPECT_EQ(choose_wgmma_tiling(1, 128, 768, hopper).block_n, 0);
+  // The batch multiplies the blocks: 12 × 3 row tiles × 3 column tiles of 64.
+  EXPECT_EQ(choose_wgmma_tiling(12, 300, 136, hopper).block_n, 64);
+}
+
+// The kernel source lowering gives a one-matmul graph of `a` × `b` 16-bit operands for `arch`.
+std::string matmul_source(const std::string& dtype, const std::string& arch) {
+  const std::string text = "graph @g(%a: " + dtype + "[4096,768], %b: " + dtype +
+                           "[768,768]) -> (" + dtype + "[4096,768]) {\n"
+                           "  %0 = matmul(%a, %b) : " + dtype + "[4096,768] loc(\"MatMul\")\n"
+                           "  return %0\n}\n";
+  const Program program =
+      lower_graph(*parse_graph(text), CodegenOptions::for_archs({arch}));
+  return program.kernels.at(0).source;
+}
+
+TEST(ContractionTiling, OnlySm90aTakesTheWgmmaKernel) {
+  EXPECT_NE(matmul_source("f16", "sm_90a").find("wgmma.mma_async.sync.aligned.m64n192k16.f32.f16.f16"),
+            std::string::npos);
+  EXPECT_NE(matmul_source("bf16", "sm_90a").find(".f32.bf16.bf16"), std::string::npos);
+  for (const char* arch : {"sm_90", "sm_80"}) {
+    const std::string source = matmul_source("f16", arch);
+    EXPECT_EQ(source.find("wgmma"), std::string::npos) << arch;
+    EXPECT_NE(source.find("kiln_mma_f16_16816"), std::string::npos) << arch;
+  }
+  // f32 operands (tf32 or not) keep the other kernels.
+  EXPECT_EQ(matmul_source("f32", "sm_90a").find("wgmma"), std::string::npos);
+}
+
+TEST(ContractionTiling, Sm90aIsCompiledAlone) {
+  EXPECT_NO_THROW(CodegenOptions::for_archs({"sm_90a"}));
+  try {
+    CodegenOptions::for_archs({"sm_80", "sm_90a"});
+    FAIL() << "sm_80,sm_90a accepted";
+  } catch (const InputError& error) {
+    EXPECT_NE(std::string(error.what()).find("cannot be combined with other archs"),
+              std::string::npos)
+        << error.what();
+  }
 }
 
 }  // namespace

@@ -1,0 +1,271 @@
+// The Hopper contraction kernel (see the header).
+#include "codegen/wgmma_contraction_emitter.h"
+
+#include <fmt/format.h>
+
+#include "codegen/mma_contraction_emitter.h"
+#include "ir/error.h"
+
+namespace kiln::codegen {
+namespace {
+
+constexpr int kRowBytes = 128;                 // a swizzled row: 64 16-bit values
+constexpr int kAtomBytes = 8 * kRowBytes;      // 8 rows, the swizzle's period
+constexpr int kBlockBytes = 64 * kRowBytes;    // 64 rows: a warpgroup's A, or 64 columns of B
+constexpr int kVector = 8;                     // 16-bit values a cp.async moves
+constexpr int kWarpgroupRows = 64;
+constexpr int64_t kSharedLimit = 227 * 1024;
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+bool is_16_bit(DType dtype) { return dtype == DType::kF16 || dtype == DType::kBF16; }
+
+// One operand's tile of a K step in shared memory (see the header for the layout).
+struct SwizzledTile {
+  char name = 'a';
+  bool k_major = true;
+  int extent = 0;          // rows of A (128) or columns of B (block_n) the tile covers
+  int64_t offset = 0;      // bytes from the start of a stage
+  std::string parameter;   // the buffer the copies read
+
+  int rows() const { return k_major ? extent : kWgmmaTileK; }
+  int chunks_per_row() const { return k_major ? kRowBytes / 16 : extent / kVector; }
+  int64_t bytes() const { return int64_t{extent} * kWgmmaTileK * 2; }
+  // Bytes a k16 step moves the descriptor's start: 16 values along a row, or 16 rows.
+  int k16_advance() const { return k_major ? 32 : 16 * kRowBytes; }
+  // The descriptor's leading byte offset: unused by K-major 128-byte swizzle (1 by convention,
+  // in 16-byte units: 16 bytes); the 64-column blocks' distance for MN-major.
+  int leading_bytes() const { return k_major ? 16 : kBlockBytes; }
+};
+
+// The wgmma instruction for one k16 step of a warpgroup, as a function of the kernel's own
+// (its shape, types and transposes are the kernel's): d += A · B with the descriptors `a`, `b`.
+std::string wgmma_function(int block_n, DType dtype, bool a_k_major, bool b_k_major) {
+  const int registers = block_n / 2;
+  std::string outputs, list;
+  for (int i = 0; i < registers; ++i) {
+    list += fmt::format("{}%{}", i ? ", " : "", i);
+    outputs += fmt::format("{}\"+f\"(d[{}])", i ? ", " : "", i);
+  }
+  const char* type = dtype == DType::kBF16 ? "bf16" : "f16";
+  return fmt::format(
+      "__device__ __forceinline__ void wgmma_m64n{0}k16(float* d, unsigned long long a, "
+      "unsigned long long b) {{\n"
+      "  asm volatile(\"{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{1}, 0;\\n\"\n"
+      "               \"wgmma.mma_async.sync.aligned.m64n{0}k16.f32.{2}.{2} {{{3}}}, %{4}, %{5}, "
+      "p, 1, 1, {6}, {7};\\n}}\\n\"\n"
+      "               : {8}\n"
+      "               : \"l\"(a), \"l\"(b), \"r\"(1));\n"
+      "}}\n",
+      block_n, registers + 2, type, list, registers, registers + 1, a_k_major ? 0 : 1,
+      b_k_major ? 0 : 1, outputs);
+}
+
+class WgmmaKernelWriter {
+ public:
+  WgmmaKernelWriter(const KernelBody& body, const Node& anchor, ContractionView& view,
+                    const WgmmaTiling& tiling, KernelSpec& spec, ElementEmitter& e)
+      : body_(body),
+        anchor_(anchor),
+        view_(view),
+        tiling_(tiling),
+        spec_(spec),
+        e_(e),
+        code_(e.code()),
+        index_(e.index_type()) {
+    a_ = {'a', !view.a_contiguous_along_m(), kWgmmaBlockM, 0, e.params().read(view.a_operand())};
+    b_ = {'b', view.b_contiguous_along_k(), tiling.block_n, a_.bytes(),
+          e.params().read(view.b_operand())};
+    stage_bytes_ = a_.bytes() + b_.bytes();
+  }
+
+  void write(const std::vector<std::string>& outputs) {
+    const DType dtype = anchor_.operand(0)->type().dtype;
+    spec_.definitions = wgmma_function(tiling_.block_n, dtype, a_.k_major, b_.k_major);
+    // The swizzle repeats every 1024 bytes of shared address: the stages start 1024-aligned.
+    spec_.shared_bytes = static_cast<uint32_t>(tiling_.stages * stage_bytes_ + kAtomBytes);
+    declarations();
+    main_loop();
+    results(outputs);
+  }
+
+ private:
+  void declarations() {
+    code_.line("extern __shared__ __align__(1024) unsigned char g_shared_bytes[];");
+    code_.line(
+        fmt::format("const unsigned g_smem = (static_cast<unsigned>(__cvta_generic_to_shared("
+                    "g_shared_bytes)) + {0}) / {1} * {1};",
+                    kAtomBytes - 1, kAtomBytes));
+    code_.line(
+        "unsigned char* const g_shared = g_shared_bytes + (g_smem - "
+        "static_cast<unsigned>(__cvta_generic_to_shared(g_shared_bytes)));");
+    code_.line(fmt::format("const {} g_b = blockIdx.z;", index_));
+    code_.line(fmt::format("const {} g_m0 = static_cast<{}>(blockIdx.y) * {};", index_, index_,
+                           kWgmmaBlockM));
+    code_.line(fmt::format("const {} g_n0 = static_cast<{}>(blockIdx.x) * {};", index_, index_,
+                           tiling_.block_n));
+    code_.line(fmt::format("const {} g_kend = {};", index_, view_.depth));
+    code_.line(fmt::format("const int g_warpgroup = threadIdx.x / {}, g_warp = threadIdx.x / 32 % 4, "
+                           "g_lane = threadIdx.x % 32;",
+                           kWarpgroupRows * 2));
+    code_.line(fmt::format("float g_acc[{}];", tiling_.block_n / 2));
+    code_.line("#pragma unroll");
+    code_.line(fmt::format("for (int g_i = 0; g_i < {}; ++g_i) g_acc[g_i] = 0.0f;",
+                           tiling_.block_n / 2));
+  }
+
+  void main_loop() {
+    const int stages = tiling_.stages;
+    const int64_t steps = ceil_div(view_.depth, kWgmmaTileK);
+    for (int ahead = 0; ahead < stages - 2; ++ahead) {
+      load_step(std::to_string(ahead * kWgmmaTileK), std::to_string(ahead));
+    }
+    e_.open_block(fmt::format("for (int g_step = 0; g_step < {}; ++g_step)", steps));
+    code_.line(fmt::format("kiln_cp_async_wait<{}>();", stages - 3));
+    code_.line("kiln_fence_proxy_async();");
+    code_.line("__syncthreads();");
+    code_.line(fmt::format("const {} g_kahead = static_cast<{}>(g_step + {}) * {};", index_, index_,
+                           stages - 2, kWgmmaTileK));
+    load_step("g_kahead", fmt::format("(g_step + {}) % {}", stages - 2, stages));
+    code_.line(fmt::format("const unsigned g_stage = g_smem + g_step % {} * {};", stages,
+                           stage_bytes_));
+    code_.line(fmt::format("const unsigned g_a_tile = g_stage + {} + g_warpgroup * {};",
+                           a_.offset, kBlockBytes));
+    code_.line(fmt::format("const unsigned g_b_tile = g_stage + {};", b_.offset));
+    code_.line("kiln_wgmma_fence();");
+    code_.line("#pragma unroll");
+    e_.open_block(fmt::format("for (int g_kk = 0; g_kk < {}; ++g_kk)", kWgmmaTileK / 16));
+    code_.line(fmt::format(
+        "wgmma_m64n{}k16(g_acc, kiln_wgmma_descriptor(g_a_tile + g_kk * {}, {}, {}), "
+        "kiln_wgmma_descriptor(g_b_tile + g_kk * {}, {}, {}));",
+        tiling_.block_n, a_.k16_advance(), a_.leading_bytes(), kAtomBytes, b_.k16_advance(),
+        b_.leading_bytes(), kAtomBytes));
+    e_.close_block();
+    code_.line("kiln_wgmma_commit();");
+    code_.line("kiln_wgmma_wait<1>();");
+    e_.close_block();
+    code_.line("kiln_wgmma_wait<0>();");
+    // The copies issued past the last step (zero-fills) must land before the block ends.
+    code_.line("kiln_cp_async_wait<0>();");
+  }
+
+  // Both tiles of the step at depth `k0` into stage `stage`, one cp.async group.
+  void load_step(const std::string& k0, const std::string& stage) {
+    load_tile(a_, k0, stage, "g_m0", view_.rows,
+              [&](const std::string& m, const std::string& k) {
+                return view_.a_index(e_, "g_b", m, k);
+              });
+    load_tile(b_, k0, stage, "g_n0", view_.cols,
+              [&](const std::string& n, const std::string& k) {
+                return view_.b_index(e_, "g_b", k, n);
+              });
+    code_.line("kiln_cp_async_commit();");
+  }
+
+  // Chunk q = threadIdx.x + p · threads of the tile (row q / C, chunk q mod C of C a row), so
+  // consecutive threads copy consecutive 16 bytes of the operand.
+  template <typename Index>
+  void load_tile(const SwizzledTile& tile, const std::string& k0, const std::string& stage,
+                 const std::string& other0, int64_t other_size, const Index& index) {
+    const int chunks = tile.rows() * tile.chunks_per_row();
+    if (chunks % kWgmmaThreads != 0) {
+      throw InternalError(fmt::format("wgmma contraction: {} chunks of tile {} over {} threads",
+                                      chunks, tile.name, kWgmmaThreads));
+    }
+    code_.line("#pragma unroll");
+    e_.open_block(
+        fmt::format("for (int g_p = 0; g_p < {}; ++g_p)", chunks / kWgmmaThreads));
+    code_.line(fmt::format("const int g_q = threadIdx.x + g_p * {};", kWgmmaThreads));
+    code_.line(fmt::format("const int g_row = g_q / {}, g_chunk = g_q % {};",
+                           tile.chunks_per_row(), tile.chunks_per_row()));
+    if (tile.k_major) {
+      code_.line(fmt::format("const {} g_k = {} + g_chunk * {}, g_o = {} + g_row;", index_, k0,
+                             kVector, other0));
+      code_.line(fmt::format("const int g_at = g_row * {} + ((g_chunk ^ (g_row & 7)) << 4);",
+                             kRowBytes));
+    } else {
+      code_.line(fmt::format("const {} g_k = {} + g_row, g_o = {} + g_chunk * {};", index_, k0,
+                             other0, kVector));
+      code_.line(
+          fmt::format("const int g_at = (g_chunk / 8 * {} + g_row) * {} + ((g_chunk % 8 ^ (g_row "
+                      "& 7)) << 4);",
+                      kWgmmaTileK, kRowBytes));
+    }
+    code_.line(fmt::format(
+        "kiln_cp_async_16(g_shared + ({}) * {} + {} + g_at, {} + {}, g_k < g_kend && g_o < {});",
+        stage, stage_bytes_, tile.offset, tile.parameter, index("g_o", "g_k"), other_size));
+    e_.close_block();
+  }
+
+  // Register 4j + r: row g_m0 + 64 · warpgroup + 16 · warp + lane / 4 + 8 · (r / 2), column
+  // g_n0 + 8j + 2 · (lane mod 4) + r mod 2.
+  void results(const std::vector<std::string>& outputs) {
+    const std::string row = fmt::format(
+        "g_m0 + g_warpgroup * {} + g_warp * 16 + g_lane / 4", kWarpgroupRows);
+    const bool paired = pairs_result_stores(body_, anchor_, view_);
+    code_.line("#pragma unroll");
+    e_.open_block(fmt::format("for (int g_j = 0; g_j < {}; ++g_j)", tiling_.block_n / 8));
+    code_.line("#pragma unroll");
+    e_.open_block(fmt::format("for (int g_r = 0; g_r < 4; g_r += {})", paired ? 2 : 1));
+    code_.line(fmt::format("const {} g_m = {} + g_r / 2 * 8, g_n = g_n0 + g_j * 8 + g_lane % 4 * 2{};",
+                           index_, row, paired ? "" : " + g_r % 2"));
+    e_.open_block(fmt::format("if (g_m < {} && g_n < {})", view_.rows, view_.cols));
+    if (paired) {
+      emit_paired_results(e_, body_, anchor_, view_, outputs, "g_b", "g_m", "g_n",
+                          "g_acc[g_j * 4 + g_r]", "g_acc[g_j * 4 + g_r + 1]");
+    } else {
+      emit_contraction_result(e_, body_, anchor_, view_, outputs, "g_b", "g_m", "g_n",
+                              "g_acc[g_j * 4 + g_r]");
+    }
+    e_.close_block();
+    e_.close_block();
+    e_.close_block();
+  }
+
+  const KernelBody& body_;
+  const Node& anchor_;
+  ContractionView& view_;
+  const WgmmaTiling& tiling_;
+  KernelSpec& spec_;
+  ElementEmitter& e_;
+  CodeWriter& code_;
+  const std::string index_;
+  SwizzledTile a_, b_;
+  int64_t stage_bytes_ = 0;
+};
+
+}  // namespace
+
+bool takes_wgmma_contraction(const KernelBody& body, const Node& anchor,
+                             const ContractionView& view, const Target& target,
+                             WgmmaTiling& tiling) {
+  if (target.tensor_cores() != TensorCores::kWarpgroupMma) return false;
+  const DType a = anchor.operand(0)->type().dtype, b = anchor.operand(1)->type().dtype;
+  if (a != b || !is_16_bit(a) || view.batch > 65535) return false;
+  KernelParams params;
+  for (const Value* input : body.inputs) params.add_input(input);
+  if (async_vector_width(params, view.a_operand(), view.a_contiguous_run(), 2) != kVector ||
+      async_vector_width(params, view.b_operand(), view.b_contiguous_run(), 2) != kVector) {
+    return false;
+  }
+  tiling = choose_wgmma_tiling(view.batch, view.rows, view.cols, target);
+  if (tiling.block_n == 0 || ceil_div(view.rows, kWgmmaBlockM) > 65535) return false;
+  const int64_t stage = int64_t{kWgmmaBlockM + tiling.block_n} * kWgmmaTileK * 2;
+  return tiling.stages * stage + kAtomBytes <= std::min(kSharedLimit, target.shared_memory_per_block);
+}
+
+KernelSpec emit_wgmma_contraction_kernel(const KernelBody& body, const Node& anchor,
+                                         ContractionView& view, const WgmmaTiling& tiling) {
+  const std::array<uint32_t, 3> grid{static_cast<uint32_t>(ceil_div(view.cols, tiling.block_n)),
+                                     static_cast<uint32_t>(ceil_div(view.rows, kWgmmaBlockM)),
+                                     static_cast<uint32_t>(view.batch)};
+  KernelSpec spec;
+  const std::vector<std::string> outputs = begin_spec(spec, body, kWgmmaThreads, grid);
+  CodeWriter code(1);
+  ElementEmitter e(code, spec.params, index_type_for(body, 0));
+  WgmmaKernelWriter(body, anchor, view, tiling, spec, e).write(outputs);
+  spec.body = code.text();
+  return spec;
+}
+
+}  // namespace kiln::codegen

@@ -1,0 +1,52 @@
+// The Hopper contraction kernel (sm_90a only): gemm, matmul and 1×1 convolutions whose 16-bit
+// operands are buffers read as they lie, on warpgroup MMA (wgmma.mma_async), f32 accumulators.
+//
+// A block of two warpgroups (256 threads) computes 128 × block_n outputs of one batch index
+// (codegen/contraction_tiling.h chooses block_n), each warpgroup 64 rows with one
+// wgmma.m64n{block_n}k16 per 16 of depth, both operands read by the tensor cores from shared
+// memory through matrix descriptors. K advances 64 a step: each operand's tile of a step is
+// stored as 128-byte rows of 64 values in the 128-byte swizzle the descriptors name (the 16-byte
+// chunk c of row r at r · 128 + (c ⊕ (r mod 8)) · 16, every 8 rows a 1024-byte atom):
+//
+//   K-major operand (A contiguous along k; B along k, as conv weights)  rows along m or n, 64 k
+//     a row; the descriptor's stride between 8-row groups is 1024 bytes, and each k16 step
+//     starts 32 bytes further along the rows
+//   MN-major operand (A along m, as a 1×1 conv's input; B along n, as a matmul's weights)
+//     rows along k, 64 m or n a row, blocks of 64 rows for each 64 m or n (8 KiB apart: the
+//     descriptor's leading offset); each k16 step starts 16 rows (2 KiB) further; the wgmma's
+//     transpose flag for that operand is set
+//
+// Copies are cp.async of 16 bytes (zero-filled past the operand's edges) into `stages` buffers:
+//
+//   prologue: copy steps 0 .. S-3
+//   step s:   wait for step s's copies; fence.proxy.async (the tensor cores read what the copies
+//             wrote); __syncthreads
+//             copy step s+S-2 into buffer (s+S-2) mod S: step s-2's buffer, whose wgmmas every
+//             warpgroup waited for during step s-1, before the barrier
+//             wgmma.fence; four wgmma on buffer s mod S; commit; wait until only this step's
+//             group is in flight
+//
+// so two steps' copies and one step's multiplies run while a step is issued. Results go from the
+// accumulators through emit_contraction_result (or emit_paired_results), as the mma.sync
+// kernel's do: register 4j + r of a thread is row 16 · warp + lane / 4 + 8 · (r / 2) of its
+// warpgroup's 64, column 8j + 2 · (lane mod 4) + r mod 2.
+#pragma once
+
+#include "codegen/contraction_tiling.h"
+#include "codegen/contraction_view.h"
+#include "codegen/kernel_spec.h"
+#include "target/target.h"
+
+namespace kiln::codegen {
+
+// Whether the kernel takes `anchor` of `body` on `target`: wgmma tensor cores, both operands f16
+// or both bf16, both buffers read as they lie in runs of whole 16-byte vectors, and a grid that
+// fills the GPU (choose_wgmma_tiling gives a block_n). Sets `tiling` when it does.
+bool takes_wgmma_contraction(const KernelBody& body, const Node& anchor,
+                             const ContractionView& view, const Target& target,
+                             WgmmaTiling& tiling);
+
+KernelSpec emit_wgmma_contraction_kernel(const KernelBody& body, const Node& anchor,
+                                         ContractionView& view, const WgmmaTiling& tiling);
+
+}  // namespace kiln::codegen
