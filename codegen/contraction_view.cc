@@ -101,6 +101,11 @@ class GemmView : public ContractionView {
   bool trans_a_ = false, trans_b_ = false;
 };
 
+// 2-D conv. Channels-first (X [N,C,H,W], W [M,C/g,kh,kw], Y [N,M,H',W']): k = (input channel
+// of the group, kernel_y, kernel_x); neighbouring m are neighbouring input and output pixels.
+// Channels-last (channels_last=1: X [N,H,W,C], W [M,kh,kw,C/g], Y [N,H',W',M]): k = (kernel_y,
+// kernel_x, input channel of the group), so consecutive k at one tap are consecutive channels in
+// memory; neighbouring n are neighbouring output channels.
 class ConvView : public ContractionView {
  public:
   explicit ConvView(const Node& node) : ContractionView(node) {
@@ -110,15 +115,18 @@ class ConvView : public ContractionView {
     if (x.size() != 4) {
       throw UnsupportedError(node.describe() + ": only 2-D convolutions on the GPU so far");
     }
+    channels_last_ = node.int_attr("channels_last") != 0;
+    // Dims of X, W and Y: channel, height, width.
+    const size_t c = channels_last_ ? 3 : 1, h = channels_last_ ? 1 : 2, wd = channels_last_ ? 2 : 3;
     groups_ = node.int_attr("group");
-    channels_ = x[1];
-    height_ = x[2];
-    width_ = x[3];
+    channels_ = x[c];
+    height_ = x[h];
+    width_ = x[wd];
     out_channels_ = w[0];
-    kernel_h_ = w[2];
-    kernel_w_ = w[3];
-    out_h_ = y[2];
-    out_w_ = y[3];
+    kernel_h_ = w[h];
+    kernel_w_ = w[wd];
+    out_h_ = y[h];
+    out_w_ = y[wd];
     strides_ = node.ints_attr("strides");
     pads_ = node.ints_attr("pads");
     dilations_ = node.ints_attr("dilations");
@@ -136,9 +144,14 @@ class ConvView : public ContractionView {
   std::string a_index(ElementEmitter& e, const std::string& b, const std::string& m,
                       const std::string& k) override {
     input_coordinates(e, b, m, k);
+    if (channels_last_) {
+      return e.index_temp(fmt::format("(({} * {} + {}) * {} + {}) * {} + {}", image_, height_, iy_,
+                                      width_, ix_, channels_, channel_));
+    }
     return e.index_temp(fmt::format("(({} * {} + {}) * {} + {}) * {} + {}", image_, channels_,
                                     channel_, height_, iy_, width_, ix_));
   }
+  // [oc][k] either way: OIHW's k = (c, ky, kx) and OHWI's k = (ky, kx, c) are both W's order.
   std::string b_index(ElementEmitter& e, const std::string& b, const std::string& k,
                       const std::string& n) override {
     const std::string oc = e.index_temp(fmt::format("{} * {} + {}", b, cols, n));
@@ -146,9 +159,10 @@ class ConvView : public ContractionView {
   }
   std::string result_index(ElementEmitter& e, const std::string& b, const std::string& m,
                            const std::string& n) override {
+    const std::string oc = e.index_temp(fmt::format("{} * {} + {}", b, cols, n));
+    if (channels_last_) return e.index_temp(fmt::format("{} * {} + {}", m, out_channels_, oc));
     const std::string image = e.index_temp(fmt::format("{} / {}", m, out_h_ * out_w_));
     const std::string pixel = e.index_temp(fmt::format("{} % {}", m, out_h_ * out_w_));
-    const std::string oc = e.index_temp(fmt::format("{} * {} + {}", b, cols, n));
     return e.index_temp(
         fmt::format("({} * {} + {}) * {} + {}", image, out_channels_, oc, out_h_ * out_w_, pixel));
   }
@@ -158,29 +172,47 @@ class ConvView : public ContractionView {
     const std::string oc = e.index_temp(fmt::format("{} * {} + {}", b, cols, n));
     return e.temp("float", fmt::format("{} + {}", sum, e.element(node_.operand(2), oc)));
   }
-  // Neighbouring output pixels read neighbouring input pixels; weights are [oc][k]. A 1×1
-  // convolution of stride 1 without padding reads each image's pixels as they lie.
-  bool a_contiguous_along_m() const override { return true; }
+  // Channels-first: neighbouring output pixels read neighbouring input pixels. Channels-last:
+  // neighbouring k at one tap read neighbouring channels. Weights are [oc][k] either way.
+  bool a_contiguous_along_m() const override { return !channels_last_; }
   bool b_contiguous_along_k() const override { return true; }
+  // A 1×1 convolution of stride 1 without padding reads its input as it lies: channels-first,
+  // each image's [C, H·W] pixels (runs of H·W along m); channels-last, the [N·H·W, C] matrix
+  // (runs of a group's C/g channels along k, each at a multiple of C/g).
   int64_t a_contiguous_run() const override {
-    const bool pointwise = kernel_h_ == 1 && kernel_w_ == 1 && strides_[0] == 1 &&
-                           strides_[1] == 1 && pads_[0] == 0 && pads_[1] == 0 &&
-                           out_h_ == height_ && out_w_ == width_;
-    return pointwise ? out_h_ * out_w_ : 1;
+    if (!is_pointwise()) return 1;
+    return channels_last_ ? channels_ / groups_ : out_h_ * out_w_;
+  }
+  // Channels-last: a group's C/g channels at one (pixel, tap) lie together, inside the image or
+  // wholly in its padding.
+  int64_t a_gather_run() const override {
+    return channels_last_ ? channels_ / groups_ : a_contiguous_run();
   }
   int64_t b_contiguous_run() const override { return depth; }
-  bool result_contiguous_along_m() const override { return true; }
+  bool result_contiguous_along_m() const override { return !channels_last_; }
 
  private:
+  bool is_pointwise() const {
+    return kernel_h_ == 1 && kernel_w_ == 1 && strides_[0] == 1 && strides_[1] == 1 &&
+           pads_[0] == 0 && pads_[1] == 0 && out_h_ == height_ && out_w_ == width_;
+  }
+
   void input_coordinates(ElementEmitter& e, const std::string& b, const std::string& m,
                          const std::string& k) {
     const int64_t taps = kernel_h_ * kernel_w_;
+    const int64_t group_channels = channels_ / groups_;
     image_ = e.index_temp(fmt::format("{} / {}", m, out_h_ * out_w_));
     const std::string pixel = e.index_temp(fmt::format("{} % {}", m, out_h_ * out_w_));
     const std::string oy = e.index_temp(fmt::format("{} / {}", pixel, out_w_));
     const std::string ox = e.index_temp(fmt::format("{} % {}", pixel, out_w_));
-    channel_ = e.index_temp(fmt::format("{} * {} + {} / {}", b, channels_ / groups_, k, taps));
-    const std::string tap = e.index_temp(fmt::format("{} % {}", k, taps));
+    std::string tap;
+    if (channels_last_) {
+      channel_ = e.index_temp(fmt::format("{} * {} + {} % {}", b, group_channels, k, group_channels));
+      tap = e.index_temp(fmt::format("{} / {}", k, group_channels));
+    } else {
+      channel_ = e.index_temp(fmt::format("{} * {} + {} / {}", b, group_channels, k, taps));
+      tap = e.index_temp(fmt::format("{} % {}", k, taps));
+    }
     const std::string ky = e.index_temp(fmt::format("{} / {}", tap, kernel_w_));
     const std::string kx = e.index_temp(fmt::format("{} % {}", tap, kernel_w_));
     iy_ = e.index_temp(
@@ -189,6 +221,7 @@ class ConvView : public ContractionView {
         fmt::format("{} * {} - {} + {} * {}", ox, strides_[1], pads_[1], kx, dilations_[1]));
   }
 
+  bool channels_last_ = false;
   int64_t groups_, channels_, height_, width_, out_channels_, kernel_h_, kernel_w_, out_h_, out_w_;
   std::vector<int64_t> strides_, pads_, dilations_;
   std::string image_, channel_, iy_, ix_;

@@ -7,7 +7,9 @@
 //   matmul  A, B: the operands (numpy batch broadcasting); b over the result's batch dims
 //   gemm    alpha · op(A) · op(B) + beta · C, op = transpose when transA / transB
 //   conv    2-D, implicit GEMM per group b: m = (image, out_y, out_x), n = output channel of
-//           the group, k = (input channel of the group, kernel_y, kernel_x); padding reads 0
+//           the group, k = (input channel of the group, kernel_y, kernel_x); padding reads 0.
+//           Channels-last (channels_last=1: X NHWC, W OHWI, Y NHWC): k = (kernel_y, kernel_x,
+//           input channel of the group), the result contiguous along n
 #pragma once
 
 #include <memory>
@@ -56,6 +58,14 @@ class ContractionView {
   // where the operand is not read as it lies (a convolution's input, otherwise).
   virtual int64_t a_contiguous_run() const = 0;
   virtual int64_t b_contiguous_run() const = 0;
+  // Runs of consecutive k (each starting at a multiple of its length, along k) that lie
+  // consecutive in A at one m and are read wholly or not at all: a_index of a run's first k
+  // plus i is the index of its i-th element, and a_padding of its first k holds for the whole
+  // run (a channels-last convolution's group of input channels at one (pixel, tap), inside the
+  // image or wholly in its padding). A kernel may copy such runs in 16-byte chunks (cp.async,
+  // zero-filling where a_padding is false) even where A is not read as it lies. 1 where
+  // neighbouring k are not neighbours in memory. Default: A's contiguous run when A lies along k.
+  virtual int64_t a_gather_run() const { return a_contiguous_along_m() ? 1 : a_contiguous_run(); }
 
   // Whether neighbouring m (rather than n) are neighbours in the result (a convolution's output
   // pixels), so a kernel that walks the result element by element walks m first.

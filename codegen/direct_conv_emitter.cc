@@ -41,15 +41,18 @@ class DirectConvWriter {
         code_(1),
         e_(code_, spec.params, grid_stride_index_type(body)),
         accumulator_(cuda_compute_type(conv.result()->type().dtype)),
-        round_tf32_(conv.has_attr("tf32") && conv.int_attr("tf32") != 0) {}
+        round_tf32_(conv.has_attr("tf32") && conv.int_attr("tf32") != 0),
+        channels_last_(nn::is_channels_last_conv(conv)) {}
 
   std::string write(int64_t count) {
     open_grid_stride_loop(e_, count);
+    // Y is [N, M, D'...], or [N, D'..., M] channels-last.
     const Shape& y = conv_.result()->type().shape;
+    const size_t first_spatial = channels_last_ ? 1 : 2;
     image_ = e_.coordinate("i", y, 0);
-    out_channel_ = e_.coordinate("i", y, 1);
+    out_channel_ = e_.coordinate("i", y, channels_last_ ? y.size() - 1 : 1);
     for (size_t d = 0; d < geometry_.kernel.size(); ++d) {
-      out_position_.push_back(e_.coordinate("i", y, d + 2));
+      out_position_.push_back(e_.coordinate("i", y, d + first_spatial));
     }
     const int64_t out_per_group = geometry_.out_channels / geometry_.group;
     group_ = geometry_.group == 1 ? "0"
@@ -113,16 +116,30 @@ class DirectConvWriter {
 
   void write_multiply_add(const std::vector<std::string>& inputs,
                           const std::vector<std::string>& taps) {
-    std::vector<std::string> x_coordinates = {image_, in_channel_};
-    x_coordinates.insert(x_coordinates.end(), inputs.begin(), inputs.end());
-    const std::string x_index = e_.flat_index(x_coordinates, conv_.operand(0)->type().shape);
-    // W's flat index: its first two dims merged into weight_row_.
-    Shape w_shape = conv_.operand(1)->type().shape;
-    w_shape[1] *= w_shape[0];
-    w_shape[0] = 1;
-    std::vector<std::string> w_coordinates = {"0", weight_row_};
-    w_coordinates.insert(w_coordinates.end(), taps.begin(), taps.end());
-    const std::string w_index = e_.flat_index(w_coordinates, w_shape);
+    std::string x_index, w_index;
+    if (channels_last_) {
+      // X [N, D..., C] at (image, inputs..., in_channel); W [M, k..., C/group] at (out_channel,
+      // taps..., c).
+      std::vector<std::string> x_coordinates = {image_};
+      x_coordinates.insert(x_coordinates.end(), inputs.begin(), inputs.end());
+      x_coordinates.push_back(in_channel_);
+      x_index = e_.flat_index(x_coordinates, conv_.operand(0)->type().shape);
+      std::vector<std::string> w_coordinates = {out_channel_};
+      w_coordinates.insert(w_coordinates.end(), taps.begin(), taps.end());
+      w_coordinates.push_back("c");
+      w_index = e_.flat_index(w_coordinates, conv_.operand(1)->type().shape);
+    } else {
+      std::vector<std::string> x_coordinates = {image_, in_channel_};
+      x_coordinates.insert(x_coordinates.end(), inputs.begin(), inputs.end());
+      x_index = e_.flat_index(x_coordinates, conv_.operand(0)->type().shape);
+      // W's flat index: its first two dims merged into weight_row_.
+      Shape w_shape = conv_.operand(1)->type().shape;
+      w_shape[1] *= w_shape[0];
+      w_shape[0] = 1;
+      std::vector<std::string> w_coordinates = {"0", weight_row_};
+      w_coordinates.insert(w_coordinates.end(), taps.begin(), taps.end());
+      w_index = e_.flat_index(w_coordinates, w_shape);
+    }
     const std::string x = operand(e_.element(conv_.operand(0), x_index));
     const std::string w = operand(e_.element(conv_.operand(1), w_index));
     code_.line(fmt::format("acc += {} * {};", x, w));
@@ -141,6 +158,7 @@ class DirectConvWriter {
   ElementEmitter e_;
   std::string accumulator_;
   bool round_tf32_;
+  bool channels_last_;
   std::string image_, out_channel_, group_, in_channel_, weight_row_;
   std::vector<std::string> out_position_;
 };

@@ -10,7 +10,9 @@
 //   - conv_transpose, gathered per output: output position o takes input position
 //     i = (o + pad_begin − k·dilation) / stride of kernel offset k where that divides exactly
 //     and lies inside the input.
-// Any spatial rank, strides, dilations, pads and groups; the bias is added, and tf32=1 rounds X
+// Any spatial rank, strides, dilations, pads and groups, channels-first or channels-last (X
+// [N,D...,C], W [M,k...,C/group]: neighbouring threads then compute neighbouring channels and
+// read neighbouring input channels); the bias is added, and tf32=1 rounds X
 // and W as the contraction emitter does. Accumulation is in f32 (f64 for f64). X and W come
 // from the element machinery (codegen/element_emitter.h), so a fusion's prologue ops are
 // computed as the window reads them, and each output element then goes through the fusion's

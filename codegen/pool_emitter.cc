@@ -26,6 +26,8 @@ const Node* pool_of(const KernelBody& body) {
 
 // A pool's window geometry, with the attributes' defaults filled in.
 struct PoolWindow {
+  bool channels_last = false;  // X [N, D..., C], Y [N, D'..., C]
+  int64_t channels = 1;
   Shape in_spatial, out_spatial, kernel;
   std::vector<int64_t> strides, dilations, pads_begin, pads_end;
 };
@@ -35,8 +37,11 @@ PoolWindow pool_window(const Node& pool) {
   const Shape& y = pool.result(0)->type().shape;
   const size_t rank = x.size() - 2;
   PoolWindow w;
-  w.in_spatial.assign(x.begin() + 2, x.end());
-  w.out_spatial.assign(y.begin() + 2, y.end());
+  w.channels_last = pool.op() != "max_pool_with_indices" && pool.int_attr("channels_last") != 0;
+  const size_t first = w.channels_last ? 1 : 2;
+  w.channels = w.channels_last ? x.back() : x[1];
+  w.in_spatial.assign(x.begin() + first, x.begin() + first + rank);
+  w.out_spatial.assign(y.begin() + first, y.begin() + first + rank);
   w.kernel = pool.ints_attr("kernel_shape");
   w.strides = nn::ints_attr_or_fill(pool, "strides", rank, 1);
   w.dilations = nn::ints_attr_or_fill(pool, "dilations", rank, 1);
@@ -72,10 +77,22 @@ PooledElement emit_window(ElementEmitter& e, const Node& pool, const PoolWindow&
   const int64_t in_size = num_elements(w.in_spatial);
 
   const std::string at = e.index_temp(index);
-  const std::string plane = e.index_temp(fmt::format("{} / {}", at, num_elements(w.out_spatial)));
-  const std::string base = e.index_temp(fmt::format("{} * {}", plane, in_size));
+  // The window's taps lie at base + (spatial offset) · step: channels-first, in the plane of
+  // (image, channel); channels-last, every C elements from the image's channel.
+  std::string base;
+  const int64_t step = w.channels_last ? w.channels : 1;
+  if (w.channels_last) {
+    const std::string image =
+        e.index_temp(fmt::format("{} / {}", at, num_elements(w.out_spatial) * w.channels));
+    base = e.index_temp(fmt::format("{} * {} + {} % {}", image, in_size * w.channels, at, w.channels));
+  } else {
+    const std::string plane = e.index_temp(fmt::format("{} / {}", at, num_elements(w.out_spatial)));
+    base = e.index_temp(fmt::format("{} * {}", plane, in_size));
+  }
   std::vector<std::string> out_coordinates;
-  for (size_t d = 0; d < rank; ++d) out_coordinates.push_back(e.coordinate(at, y_shape, d + 2));
+  for (size_t d = 0; d < rank; ++d) {
+    out_coordinates.push_back(e.coordinate(at, y_shape, d + (w.channels_last ? 1 : 2)));
+  }
 
   const std::string acc = e.fresh_name('p');
   const std::string taps = e.fresh_name('n');
@@ -107,7 +124,7 @@ PooledElement emit_window(ElementEmitter& e, const Node& pool, const PoolWindow&
   if (count_pad) code.line(fmt::format("if ({}) ++{};", in_padded, taps));
   e.open_block(fmt::format("if ({})", inside));
   const std::string within = e.index_temp(row_major);
-  const std::string tap = e.element(x, e.index_temp(fmt::format("{} + {}", base, within)));
+  const std::string tap = e.element(x, e.index_temp(fmt::format("{} + {}", base, scaled(within, step))));
   if (is_max) {
     e.open_block(fmt::format("if ({} == 0 || {} > {})", taps, tap, acc));
     code.line(fmt::format("{} = {};", acc, tap));

@@ -34,6 +34,9 @@ std::string refusal(const Graph& graph, const Node& norm) {
     return "its input is not a conv or gemm";
   }
   const std::string& op = producer->op();
+  if (op == "conv" && producer->int_attr("channels_last") != 0) {
+    return "the conv is channels-last (batch_normalization normalizes axis 1)";
+  }
   if (graph.users(producer->result()).size() != 1 || is_graph_output(graph, producer->result())) {
     return "the " + op + "'s result has other uses";
   }

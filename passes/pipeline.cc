@@ -9,6 +9,7 @@
 #include "ir/error.h"
 #include "ir/printer.h"
 #include "ir/verifier.h"
+#include "passes/channels_last.h"
 #include "passes/common_subexpression_elimination.h"
 #include "passes/dead_code_elimination.h"
 #include "passes/fold_batch_norm.h"
@@ -54,6 +55,9 @@ const std::vector<PassEntry>& pipeline_entries() {
       {CommonSubexpressionElimination::kName, make<CommonSubexpressionElimination>, Stage::kOptimized},
       {DeadCodeElimination::kName, make<DeadCodeElimination>, Stage::kOptimized},
       {MixedPrecision::kName, make<MixedPrecision>, Stage::kFused},
+      // After mixed precision, which decides the convs that run in 16 bits; before fusion, so
+      // the transposes it leaves fuse with their neighbours.
+      {ChannelsLast::kName, make<ChannelsLast>, Stage::kFused},
       {FuseKernels::kName, make<FuseKernels>, Stage::kFused},
       {FuseSiblings::kName, make<FuseSiblings>, Stage::kFused},
   };

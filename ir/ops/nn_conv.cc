@@ -51,11 +51,13 @@ struct ConvBuffers {
   int64_t in_size, out_size, group_in, group_out;
 };
 
-// [N, M, output spatial dims...] in X's dtype.
+// [N, M, output spatial dims...] in X's dtype; channels-last: [N, output spatial dims..., M].
 std::vector<TensorType> output_types(const Node& node, const ConvGeometry& geometry) {
   nn::check_tf32_attr(node);
-  Shape shape{geometry.batch, geometry.out_channels};
+  Shape shape{geometry.batch};
+  if (!nn::is_channels_last_conv(node)) shape.push_back(geometry.out_channels);
   shape.insert(shape.end(), geometry.out_spatial.begin(), geometry.out_spatial.end());
+  if (nn::is_channels_last_conv(node)) shape.push_back(geometry.out_channels);
   return {{operand_type(node, 0).dtype, shape}};
 }
 
@@ -75,12 +77,20 @@ std::vector<TensorType> infer_conv(const Node& node) {
   return output_types(node, nn::conv_geometry(node));
 }
 
+// A channels-last conv moves X and W to channels-first order, runs the channels-first product
+// (so the sums are formed in the same order, and equal the channels-first conv's bit for bit)
+// and moves Y back to channels-last.
 template <class T>
 void run_conv(const Node& node, std::span<const Tensor* const> inputs, Tensor& output) {
   const ConvGeometry geometry = nn::conv_geometry(node);
   ConvBuffers<T> buffers(node, geometry, inputs);
   auto& [x, w, y, in_size, out_size, group_in, group_out] = buffers;
   const int64_t depth = group_in * num_elements(geometry.kernel);  // gemm k
+  const bool channels_last = nn::is_channels_last_conv(node);
+  if (channels_last) {
+    nn::swap_inner_blocks(x, geometry.batch, in_size, geometry.in_channels);
+    nn::swap_inner_blocks(w, geometry.out_channels, num_elements(geometry.kernel), group_in);
+  }
   const TapGeometry taps{geometry.out_spatial, geometry.in_spatial, geometry.kernel,
                          geometry.strides,     geometry.dilations,  geometry.pads_begin};
   const bool pointwise = is_pointwise(geometry);
@@ -99,6 +109,7 @@ void run_conv(const Node& node, std::span<const Tensor* const> inputs, Tensor& o
                           out_size);
     }
   }
+  if (channels_last) nn::swap_inner_blocks(y, geometry.batch, geometry.out_channels, out_size);
   write_values(output, y);
 }
 
@@ -159,9 +170,12 @@ std::vector<AttrSpec> window_attrs() {
 }  // namespace
 
 void register_nn_conv_ops(OpRegistry& registry) {
+  std::vector<AttrSpec> conv_attrs = window_attrs();
+  // 1: X [N,D...,C], W [M,k...,C/group], Y [N,D'...,M] (nn_conv_geometry.h).
+  conv_attrs.push_back({"channels_last", AttrKind::kInt, Attribute(0)});
   registry.add({.name = "conv",
                 .category = OpCategory::kOutElementwiseFusable,
-                .attrs = window_attrs(),
+                .attrs = conv_attrs,
                 .min_operands = 2,
                 .max_operands = 3,
                 .infer = infer_conv,

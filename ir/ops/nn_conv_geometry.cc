@@ -14,9 +14,16 @@ ConvGeometry common_geometry(const Node& node) {
   require_same_dtype(node, 0, 1);
   const Shape& x = operand_type(node, 0).shape;
   const Shape& w = operand_type(node, 1).shape;
+  if (node.op() == "conv" && node.int_attr("channels_last") != 0 &&
+      node.int_attr("channels_last") != 1) {
+    throw InputError("attribute 'channels_last' must be 0 or 1, got " +
+                     std::to_string(node.int_attr("channels_last")));
+  }
+  const bool channels_last = is_channels_last_conv(node);
   if (x.size() < 3) {
-    throw InputError("X must be [N,C,D1,...] with at least one spatial dim, got [" +
-                     shape_to_string(x) + "]");
+    throw InputError(std::string(channels_last ? "X must be [N,D1,...,C] (channels_last=1)"
+                                               : "X must be [N,C,D1,...]") +
+                     " with at least one spatial dim, got [" + shape_to_string(x) + "]");
   }
   if (w.size() != x.size()) {
     throw InputError("W [" + shape_to_string(w) + "] must have the rank of X [" +
@@ -25,9 +32,16 @@ ConvGeometry common_geometry(const Node& node) {
   const size_t spatial = x.size() - 2;
   ConvGeometry geometry;
   geometry.batch = x[0];
-  geometry.in_channels = x[1];
-  geometry.in_spatial.assign(x.begin() + 2, x.end());
-  geometry.kernel.assign(w.begin() + 2, w.end());
+  if (channels_last) {
+    // X [N, D..., C], W [M, k..., C/group].
+    geometry.in_channels = x.back();
+    geometry.in_spatial.assign(x.begin() + 1, x.end() - 1);
+    geometry.kernel.assign(w.begin() + 1, w.end() - 1);
+  } else {
+    geometry.in_channels = x[1];
+    geometry.in_spatial.assign(x.begin() + 2, x.end());
+    geometry.kernel.assign(w.begin() + 2, w.end());
+  }
   geometry.group = node.int_attr("group");
   if (geometry.group < 1) throw InputError("attribute 'group' must be at least 1");
   geometry.strides = ints_attr_or_fill(node, "strides", spatial, 1);
@@ -78,12 +92,15 @@ void check_bias(const Node& node, int64_t out_channels) {
 ConvGeometry conv_geometry(const Node& node) {
   ConvGeometry geometry = common_geometry(node);
   const Shape& w = operand_type(node, 1).shape;
+  const bool channels_last = is_channels_last_conv(node);
   geometry.out_channels = w[0];
-  if (geometry.in_channels != checked_mul(w[1], geometry.group, "W channels times 'group'") ||
+  const int64_t w_channels = channels_last ? w.back() : w[1];
+  if (geometry.in_channels != checked_mul(w_channels, geometry.group, "W channels times 'group'") ||
       geometry.out_channels % geometry.group) {
     throw InputError("W [" + shape_to_string(w) + "] does not fit " +
                      std::to_string(geometry.in_channels) + " input channels in " +
-                     std::to_string(geometry.group) + " groups");
+                     std::to_string(geometry.group) + " groups" +
+                     (channels_last ? " (channels_last=1: W is [M,k...,C/group])" : ""));
   }
   for (size_t d = 0; d < geometry.kernel.size(); ++d) {
     const int64_t window = kernel_extent(geometry, d);

@@ -25,8 +25,15 @@ struct ConvGeometry {
   std::vector<int64_t> strides, dilations, pads_begin, pads_end;
 };
 
-// Geometry of a conv node (operands X [N,C,D...], W [M,C/group,k...], optional B [M]) or a
-// conv_transpose node (W [C,M/group,k...]). Throws InputError on inconsistent shapes/attributes.
+// Whether `node` is a channels-last conv (attribute channels_last=1): X [N,D...,C], W
+// [M,k...,C/group] (OHWI for 2-D), Y [N,D'...,M]. Only conv has the attribute.
+inline bool is_channels_last_conv(const Node& node) {
+  return node.op() == "conv" && node.int_attr("channels_last") != 0;
+}
+
+// Geometry of a conv node (operands X [N,C,D...], W [M,C/group,k...], optional B [M]; or, with
+// channels_last=1, X [N,D...,C], W [M,k...,C/group]) or a conv_transpose node (W
+// [C,M/group,k...]). Throws InputError on inconsistent shapes/attributes.
 ConvGeometry conv_geometry(const Node& node);
 ConvGeometry conv_transpose_geometry(const Node& node);
 

@@ -136,4 +136,21 @@ struct AxisSlices {
 // Whether `from` broadcasts (numpy rules, one direction) to exactly `to`.
 bool broadcasts_to(const Shape& from, const Shape& to);
 
+// `values` viewed as [outer, p, q] rearranged to [outer, q, p]: channels-last [N, D, C] to
+// channels-first [N, C, D] with p = D, q = C, and back with p = C, q = D (the channels-last
+// forms of conv and the windowed pools run their channels-first kernels between the two).
+template <class T>
+void swap_inner_blocks(std::vector<T>& values, int64_t outer, int64_t p, int64_t q) {
+  if (p == 1 || q == 1) return;
+  std::vector<T> swapped(values.size());
+  for (int64_t o = 0; o < outer; ++o) {
+    const T* from = values.data() + o * p * q;
+    T* to = swapped.data() + o * p * q;
+    for (int64_t i = 0; i < p; ++i) {
+      for (int64_t j = 0; j < q; ++j) to[j * p + i] = from[i * q + j];
+    }
+  }
+  values = std::move(swapped);
+}
+
 }  // namespace kiln::nn

@@ -66,6 +66,8 @@ void global_pool_reference(const Node& node, std::span<const Tensor* const> inpu
 
 struct PoolGeometry {
   int64_t planes = 0;  // N·C
+  int64_t batch = 0, channels = 0;
+  bool channels_last = false;  // X [N, D..., C] (max_pool and average_pool with channels_last=1)
   Shape in_spatial, out_spatial, kernel;
   std::vector<int64_t> strides, dilations, pads_begin, pads_end;
 };
@@ -75,8 +77,20 @@ PoolGeometry pool_geometry(const Node& node) {
   const Shape& x = operand_type(node, 0).shape;
   const size_t spatial = x.size() - 2;
   PoolGeometry geometry;
-  geometry.planes = checked_mul(x[0], x[1], "N·C");
-  geometry.in_spatial.assign(x.begin() + 2, x.end());
+  geometry.channels_last = node.op() != "max_pool_with_indices" && node.int_attr("channels_last");
+  if (node.op() != "max_pool_with_indices" && node.int_attr("channels_last") != 0 &&
+      node.int_attr("channels_last") != 1) {
+    throw InputError("attribute 'channels_last' must be 0 or 1, got " +
+                     std::to_string(node.int_attr("channels_last")));
+  }
+  geometry.batch = x[0];
+  geometry.channels = geometry.channels_last ? x.back() : x[1];
+  geometry.planes = checked_mul(geometry.batch, geometry.channels, "N·C");
+  if (geometry.channels_last) {
+    geometry.in_spatial.assign(x.begin() + 1, x.end() - 1);
+  } else {
+    geometry.in_spatial.assign(x.begin() + 2, x.end());
+  }
   geometry.kernel = node.ints_attr("kernel_shape");
   if (geometry.kernel.size() != spatial) {
     throw InputError("attribute 'kernel_shape' has " + std::to_string(geometry.kernel.size()) +
@@ -126,7 +140,8 @@ PoolGeometry pool_geometry(const Node& node) {
 std::vector<TensorType> infer_pool(const Node& node) {
   const PoolGeometry geometry = pool_geometry(node);
   TensorType type = operand_type(node, 0);
-  std::copy(geometry.out_spatial.begin(), geometry.out_spatial.end(), type.shape.begin() + 2);
+  std::copy(geometry.out_spatial.begin(), geometry.out_spatial.end(),
+            type.shape.begin() + (geometry.channels_last ? 1 : 2));
   if (node.info().num_results == 2) return {type, {DType::kI64, type.shape}};
   return {type};
 }
@@ -209,7 +224,8 @@ void average_pool_reference(const Node& node, std::span<const Tensor* const> inp
   const bool count_pad = node.int_attr("count_include_pad") != 0;
   const int64_t in_size = num_elements(geometry.in_spatial);
   const int64_t out_size = num_elements(geometry.out_spatial);
-  const std::vector<double> x = read_values<double>(*inputs[0]);
+  std::vector<double> x = read_values<double>(*inputs[0]);
+  if (geometry.channels_last) nn::swap_inner_blocks(x, geometry.batch, in_size, geometry.channels);
   std::vector<double> y(static_cast<size_t>(geometry.planes * out_size));
   for_each_window(geometry, [&](int64_t plane, int64_t position, const Window& window) {
     const double* values = x.data() + plane * in_size;
@@ -219,6 +235,7 @@ void average_pool_reference(const Node& node, std::span<const Tensor* const> inp
         count_pad ? window.padded_count : static_cast<int64_t>(window.offsets.size());
     y[plane * out_size + position] = sum / static_cast<double>(count);
   });
+  if (geometry.channels_last) nn::swap_inner_blocks(y, geometry.batch, geometry.channels, out_size);
   write_values(outputs[0], y);
 }
 
@@ -229,7 +246,8 @@ void run_max_pool(const Node& node, const Tensor& input, std::span<Tensor> outpu
   const bool column_major = node.int_attr("storage_order") != 0;
   const int64_t in_size = num_elements(geometry.in_spatial);
   const int64_t out_size = num_elements(geometry.out_spatial);
-  const std::vector<T> x = read_values<T>(input);
+  std::vector<T> x = read_values<T>(input);
+  if (geometry.channels_last) nn::swap_inner_blocks(x, geometry.batch, in_size, geometry.channels);
   std::vector<T> y(static_cast<size_t>(geometry.planes * out_size), T{});
   std::vector<int64_t> indices(y.size(), -1);
   for_each_window(geometry, [&](int64_t plane, int64_t position, const Window& window) {
@@ -248,6 +266,7 @@ void run_max_pool(const Node& node, const Tensor& input, std::span<Tensor> outpu
                                : window.offsets[best];
     indices[out] = plane * in_size + within;
   });
+  if (geometry.channels_last) nn::swap_inner_blocks(y, geometry.batch, geometry.channels, out_size);
   write_values(outputs[0], y);
   if (outputs.size() == 2) write_values(outputs[1], indices);
 }
@@ -277,8 +296,11 @@ void register_nn_pool_ops(OpRegistry& registry) {
                   .reference = global_pool_reference,
                   .reduced_axes = ReducedAxes::kSpatial});
   }
+  // channels_last=1: X [N, D..., C], Y [N, D'..., C] (max_pool_with_indices has no such form).
+  const AttrSpec channels_last{"channels_last", AttrKind::kInt, Attribute(0)};
   std::vector<AttrSpec> average_attrs = window_attrs();
   average_attrs.push_back({"count_include_pad", AttrKind::kInt, Attribute(0)});
+  average_attrs.push_back(channels_last);
   registry.add({.name = "average_pool",
                 .category = OpCategory::kReduction,
                 .attrs = average_attrs,
@@ -286,9 +308,11 @@ void register_nn_pool_ops(OpRegistry& registry) {
                 .reference = average_pool_reference});
   std::vector<AttrSpec> max_attrs = window_attrs();
   max_attrs.push_back({"storage_order", AttrKind::kInt, Attribute(0)});
+  std::vector<AttrSpec> max_pool_attrs = max_attrs;
+  max_pool_attrs.push_back(channels_last);
   registry.add({.name = "max_pool",
                 .category = OpCategory::kReduction,
-                .attrs = max_attrs,
+                .attrs = max_pool_attrs,
                 .infer = infer_pool,
                 .reference = max_pool_reference});
   registry.add({.name = "max_pool_with_indices",

@@ -8,6 +8,7 @@
 #include <limits>
 #include <random>
 
+#include "ir/error.h"
 #include "ir/graph.h"
 #include "reference/reference_interpreter.h"
 
@@ -113,6 +114,19 @@ std::vector<int64_t> unravel(int64_t flat, const Shape& shape) {
   return index;
 }
 
+// 2-D (grouped, strided, dilated, padded, depthwise, pointwise), 1-D and 3-D convolutions.
+const std::vector<ConvCase>& conv_cases() {
+  static const std::vector<ConvCase> cases = {
+      {{1, 3, 9, 9}, {4, 3, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1},
+      {{2, 4, 10, 7}, {6, 2, 3, 2}, {2, 1}, {1, 0, 2, 1}, {1, 2}, 2},
+      {{1, 5, 8, 8}, {5, 1, 3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, 5},                    // depthwise
+      {{2, 8, 6, 6}, {16, 8, 1, 1}, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1},                   // pointwise
+      {{1, 2, 11}, {3, 2, 4}, {3}, {2, 1}, {2}, 1},                                     // 1-D
+      {{1, 2, 5, 4, 6}, {2, 2, 2, 3, 2}, {1, 2, 1}, {0, 1, 1, 1, 0, 0}, {2, 1, 1}, 1},  // 3-D
+  };
+  return cases;
+}
+
 // Direct convolution: each output sums over its group's channels and kernel taps.
 std::vector<double> direct_conv(const ConvCase& c, const Shape& y_shape,
                                 const std::vector<float>& x, const std::vector<float>& w,
@@ -148,14 +162,7 @@ std::vector<double> direct_conv(const ConvCase& c, const Shape& y_shape,
 }
 
 TEST(NnConvTest, MatchesDirectLoops) {
-  const std::vector<ConvCase> cases = {
-      {{1, 3, 9, 9}, {4, 3, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1},
-      {{2, 4, 10, 7}, {6, 2, 3, 2}, {2, 1}, {1, 0, 2, 1}, {1, 2}, 2},
-      {{1, 5, 8, 8}, {5, 1, 3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, 5},                    // depthwise
-      {{1, 8, 6, 6}, {16, 8, 1, 1}, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1},                   // pointwise
-      {{1, 2, 11}, {3, 2, 4}, {3}, {2, 1}, {2}, 1},                                     // 1-D
-      {{1, 2, 5, 4, 6}, {2, 2, 2, 3, 2}, {1, 2, 1}, {0, 1, 1, 1, 0, 0}, {2, 1, 1}, 1},  // 3-D
-  };
+  const std::vector<ConvCase>& cases = conv_cases();
   for (const ConvCase& c : cases) {
     Graph graph;
     Value* x = graph.add_input("x", {DType::kF32, c.x});
@@ -177,6 +184,90 @@ TEST(NnConvTest, MatchesDirectLoops) {
       ASSERT_NEAR(y.get_double(i), expected[i], 1e-4)
           << "x [" << shape_to_string(c.x) << "] at " << i;
     }
+  }
+}
+
+// `values` of channels-first `shape` [A, C, D...] in channels-last order [A, D..., C].
+std::vector<float> to_channels_last(const std::vector<float>& values, const Shape& shape) {
+  const int64_t outer = shape[0], channels = shape[1];
+  const int64_t inner = num_elements(shape) / (outer * channels);
+  std::vector<float> moved(values.size());
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t c = 0; c < channels; ++c) {
+      for (int64_t i = 0; i < inner; ++i) {
+        moved[(o * inner + i) * channels + c] = values[(o * channels + c) * inner + i];
+      }
+    }
+  }
+  return moved;
+}
+
+Shape channels_last_shape(const Shape& shape) {
+  Shape moved = {shape[0]};
+  moved.insert(moved.end(), shape.begin() + 2, shape.end());
+  moved.push_back(shape[1]);
+  return moved;
+}
+
+// A channels-last conv (X [N,D...,C], W [M,k...,C/group]) computes the channels-first conv's
+// result transposed to [N,D'...,M], bit for bit (the same sums in the same order), in f32 and f16.
+TEST(NnConvTest, ChannelsLastEqualsChannelsFirstTransposed) {
+  const std::vector<ConvCase>& cases = conv_cases();
+  for (DType dtype : {DType::kF32, DType::kF16}) {
+    for (const ConvCase& c : cases) {
+      const AttributeMap attrs = {{"strides", c.strides},
+                                  {"pads", c.pads},
+                                  {"dilations", c.dilations},
+                                  {"group", c.group}};
+      AttributeMap last_attrs = attrs;
+      last_attrs["channels_last"] = int64_t{1};
+      const std::vector<float> xs = random_floats(num_elements(c.x), 13);
+      const std::vector<float> ws = random_floats(num_elements(c.w), 14);
+      const std::vector<float> bs = random_floats(c.w[0], 15);
+      const auto run = [&](const Shape& x_shape, const Shape& w_shape, const AttributeMap& a,
+                           const std::vector<float>& x, const std::vector<float>& w) {
+        Graph graph;
+        Node* node = graph.add_node("conv",
+                                    {graph.add_input("x", {dtype, x_shape}),
+                                     graph.add_input("w", {dtype, w_shape}),
+                                     graph.add_input("b", {dtype, {c.w[0]}})},
+                                    a);
+        graph.set_outputs({node->result()});
+        return run_reference(
+            graph, {Tensor::from_vector(dtype, x_shape, x),
+                    Tensor::from_vector(dtype, w_shape, w),
+                    Tensor::from_vector(dtype, {c.w[0]}, bs)})[0];
+      };
+      const Tensor first = run(c.x, c.w, attrs, xs, ws);
+      const Tensor last = run(channels_last_shape(c.x), channels_last_shape(c.w), last_attrs,
+                              to_channels_last(xs, c.x), to_channels_last(ws, c.w));
+      ASSERT_EQ(last.shape(), channels_last_shape(first.shape())) << shape_to_string(c.x);
+      EXPECT_EQ(last.to_floats(), to_channels_last(first.to_floats(), first.shape()))
+          << "x [" << shape_to_string(c.x) << "] " << dtype_name(dtype);
+    }
+  }
+}
+
+TEST(NnConvTest, ChannelsLastErrorsNameTheLayout) {
+  Graph graph;
+  Value* x = graph.add_input("x", {DType::kF32, {1, 8, 8, 3}});
+  Value* w = graph.add_input("w", {DType::kF32, {4, 3, 3, 3}});
+  Value* bad_w = graph.add_input("bad_w", {DType::kF32, {4, 3, 3, 2}});  // 2 input channels
+  EXPECT_NO_THROW(graph.add_node("conv", {x, w}, {{"channels_last", int64_t{1}}}));
+  try {
+    graph.add_node("conv", {x, bad_w}, {{"channels_last", int64_t{1}}});
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& error) {
+    EXPECT_NE(std::string(error.what()).find("channels_last=1: W is [M,k...,C/group]"),
+              std::string::npos)
+        << error.what();
+  }
+  try {
+    graph.add_node("conv", {x, w}, {{"channels_last", int64_t{2}}});
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& error) {
+    EXPECT_NE(std::string(error.what()).find("'channels_last' must be 0 or 1"), std::string::npos)
+        << error.what();
   }
 }
 
