@@ -183,7 +183,7 @@ class Rewriter {
       return replace(node, "reduce_mean", {to_last(operands[0])},
                      {{"axes", std::vector<int64_t>{1, 2}}, {"keepdims", Attribute(1)}});
     }
-    if (is_reduction(op) && operands.size() == 1 && shape.size() == 4) {
+    if (is_reduction(op) && operands.size() == 1 && operands[0]->type().rank() == 4) {
       if (node.int_attr("keepdims") == 0) {
         return not_converted(node, op + " with keepdims=0 drops axes of the layout");
       }
@@ -233,7 +233,7 @@ class Rewriter {
       if (!order_kept(shape)) {
           for (const Node* user : users) {
           const auto why = why_.find(user);
-          refuse(*user, "reads %" + display_name(result) + " channels-first, so a transpose to NCHW is inserted: " +
+          refuse(*user, "reads " + display_name(result) + " channels-first, so a transpose to NCHW is inserted: " +
                             (why == why_.end() ? user->op() + " has no channels-last form" : why->second));
         }
         if (output) {
@@ -248,7 +248,8 @@ class Rewriter {
   }
 
   static std::string display_name(const Value* value) {
-    return value->name().empty() ? "(result of " + value->producer()->op() + ")" : value->name();
+    return value->name().empty() ? "the result of " + value->producer()->describe()
+                                 : "%" + value->name();
   }
 
   Graph& graph_;
