@@ -18,6 +18,19 @@ constexpr int64_t kSharedLimit = 227 * 1024;
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+// Whether A is a buffer read as it lies in runs of whole 16-byte vectors (else, where the kernel
+// takes it, a gathered one: a channels-last convolution's input).
+bool reads_a_as_it_lies(const KernelParams& params, const ContractionView& view) {
+  return async_vector_width(params, view.a_operand(), view.a_contiguous_run(), 2) == kVector;
+}
+
+// Whether A can be gathered in 16-byte chunks: a kernel input lying along k in runs of whole
+// chunks at one m (a_gather_run), each wholly inside the operand or in its padding.
+bool gathers_a(const KernelParams& params, const ContractionView& view) {
+  return params.is_input(view.a_operand()) && !view.a_contiguous_along_m() &&
+         view.a_gather_run() % kVector == 0;
+}
+
 bool is_16_bit(DType dtype) { return dtype == DType::kF16 || dtype == DType::kBF16; }
 
 // One operand's tile of a K step in shared memory (see the header for the layout).
@@ -27,6 +40,7 @@ struct SwizzledTile {
   int extent = 0;          // rows of A (128) or columns of B (block_n) the tile covers
   int64_t offset = 0;      // bytes from the start of a stage
   std::string parameter;   // the buffer the copies read
+  bool gathered = false;   // A read in runs of whole chunks (a_gather_run), zero where padded
 
   int rows() const { return k_major ? extent : kWgmmaTileK; }
   int chunks_per_row() const { return k_major ? kRowBytes / 16 : extent / kVector; }
@@ -73,7 +87,8 @@ class WgmmaKernelWriter {
         e_(e),
         code_(e.code()),
         index_(e.index_type()) {
-    a_ = {'a', !view.a_contiguous_along_m(), kWgmmaBlockM, 0, e.params().read(view.a_operand())};
+    a_ = {'a', !view.a_contiguous_along_m(), kWgmmaBlockM, 0, e.params().read(view.a_operand()),
+          !reads_a_as_it_lies(e.params(), view)};
     b_ = {'b', view.b_contiguous_along_k(), tiling.block_n, a_.bytes(),
           e.params().read(view.b_operand())};
     stage_bytes_ = a_.bytes() + b_.bytes();
@@ -154,19 +169,26 @@ class WgmmaKernelWriter {
     load_tile(a_, k0, stage, "g_m0", view_.rows,
               [&](const std::string& m, const std::string& k) {
                 return view_.a_index(e_, "g_b", m, k);
+              },
+              [&](const std::string& m, const std::string& k) {
+                return view_.a_padding(e_, "g_b", m, k);
               });
     load_tile(b_, k0, stage, "g_n0", view_.cols,
               [&](const std::string& n, const std::string& k) {
                 return view_.b_index(e_, "g_b", k, n);
-              });
+              },
+              [](const std::string&, const std::string&) { return std::string(); });
     code_.line("kiln_cp_async_commit();");
   }
 
   // Chunk q = threadIdx.x + p · threads of the tile (row q / C, chunk q mod C of C a row), so
-  // consecutive threads copy consecutive 16 bytes of the operand.
-  template <typename Index>
+  // consecutive threads copy consecutive 16 bytes of the operand. A gathered tile's chunks are
+  // copied where `padding` (of the chunk's first element) holds and zero-filled elsewhere, their
+  // index clamped to 0 there (an index into the padding may lie outside the buffer).
+  template <typename Index, typename Padding>
   void load_tile(const SwizzledTile& tile, const std::string& k0, const std::string& stage,
-                 const std::string& other0, int64_t other_size, const Index& index) {
+                 const std::string& other0, int64_t other_size, const Index& index,
+                 const Padding& padding) {
     const int chunks = tile.rows() * tile.chunks_per_row();
     if (chunks % kWgmmaThreads != 0) {
       throw InternalError(fmt::format("wgmma contraction: {} chunks of tile {} over {} threads",
@@ -191,9 +213,16 @@ class WgmmaKernelWriter {
                       "& 7)) << 4);",
                       kWgmmaTileK, kRowBytes));
     }
-    code_.line(fmt::format(
-        "kiln_cp_async_16(g_shared + ({}) * {} + {} + g_at, {} + {}, g_k < g_kend && g_o < {});",
-        stage, stage_bytes_, tile.offset, tile.parameter, index("g_o", "g_k"), other_size));
+    std::string valid = fmt::format("g_k < g_kend && g_o < {}", other_size);
+    std::string at = index("g_o", "g_k");
+    if (tile.gathered) {
+      const std::string inside = padding("g_o", "g_k");
+      if (!inside.empty()) valid = fmt::format("{} && {}", valid, inside);
+      valid = e_.temp("bool", valid);
+      at = fmt::format("({} ? {} : 0)", valid, at);
+    }
+    code_.line(fmt::format("kiln_cp_async_16(g_shared + ({}) * {} + {} + g_at, {} + {}, {});",
+                           stage, stage_bytes_, tile.offset, tile.parameter, at, valid));
     e_.close_block();
   }
 
@@ -244,7 +273,7 @@ bool takes_wgmma_contraction(const KernelBody& body, const Node& anchor,
   if (a != b || !is_16_bit(a) || view.batch > 65535) return false;
   KernelParams params;
   for (const Value* input : body.inputs) params.add_input(input);
-  if (async_vector_width(params, view.a_operand(), view.a_contiguous_run(), 2) != kVector ||
+  if (!(reads_a_as_it_lies(params, view) || gathers_a(params, view)) ||
       async_vector_width(params, view.b_operand(), view.b_contiguous_run(), 2) != kVector) {
     return false;
   }
