@@ -153,13 +153,17 @@ std::vector<KernelSpec> emit_contraction_kernels(const KernelBody& body, const T
                               wgmma_tiling)) {
     kernels.push_back(emit_wgmma_contraction_kernel(body, *contraction.anchor, *contraction.view,
                                                     wgmma_tiling));
+    if (wgmma_tiling.splits > 1) {
+      kernels.push_back(emit_split_k_sum_kernel(body, *contraction.anchor, *contraction.view,
+                                                wgmma_tiling.splits));
+    }
     return kernels;
   }
   kernels.push_back(emit_mma_contraction_kernel(body, *contraction.anchor, *contraction.view,
                                                 contraction.tiling));
   if (contraction.tiling.splits > 1) {
     kernels.push_back(
-        emit_split_k_sum_kernel(body, *contraction.anchor, *contraction.view, contraction.tiling));
+        emit_split_k_sum_kernel(body, *contraction.anchor, *contraction.view, contraction.tiling.splits));
   }
   return kernels;
 }

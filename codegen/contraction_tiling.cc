@@ -34,7 +34,18 @@ MmaTiling choose_mma_tiling(int64_t batch, int64_t rows, int64_t cols, int64_t d
   return tiling;
 }
 
-WgmmaTiling choose_wgmma_tiling(int64_t batch, int64_t rows, int64_t cols, const Target& target) {
+// Blocks of wgmma tiles block_n wide an SM holds at once: by shared memory (the stages and a
+// kilobyte of alignment, plus the kilobyte the SM keeps per block) and by registers (about
+// block_n / 2 accumulators and 64 others a thread).
+int64_t wgmma_blocks_per_sm(int block_n, int stages, const Target& target) {
+  const int64_t shared = int64_t{stages} * (kWgmmaBlockM + block_n) * kWgmmaTileK * 2 + 2048;
+  const int64_t registers = int64_t{kWgmmaThreads} * (block_n / 2 + 64);
+  return std::max<int64_t>(1, std::min(target.shared_memory_per_sm / shared,
+                                       target.registers_per_sm / registers));
+}
+
+WgmmaTiling choose_wgmma_tiling(int64_t batch, int64_t rows, int64_t cols, int64_t depth,
+                                const Target& target) {
   const int64_t sms = std::max(target.sm_count, 1);
   const int64_t row_tiles = ceil_div(rows, kWgmmaBlockM) * batch;
   WgmmaTiling best;
@@ -49,6 +60,17 @@ WgmmaTiling choose_wgmma_tiling(int64_t batch, int64_t rows, int64_t cols, const
       best_cost = cost;
     }
   }
+  const int64_t k_steps = ceil_div(depth, kWgmmaTileK);
+  best.split_depth = k_steps * kWgmmaTileK;
+  if (best.block_n == 0) return best;
+  const int64_t blocks = row_tiles * ceil_div(cols, best.block_n);
+  const int64_t slots = sms * wgmma_blocks_per_sm(best.block_n, best.stages, target);
+  const int64_t splits = std::min<int64_t>({slots / blocks, kMaxSplits,
+                                            k_steps / kWgmmaMinSplitSteps});
+  if (splits < 2) return best;
+  const int64_t steps_per_split = ceil_div(k_steps, splits);
+  best.split_depth = steps_per_split * kWgmmaTileK;
+  best.splits = static_cast<int>(ceil_div(k_steps, steps_per_split));
   return best;
 }
 

@@ -40,20 +40,28 @@ struct MmaTiling {
 // warpgroups computes kWgmmaBlockM × block_n outputs, each warpgroup 64 rows, K advancing
 // kWgmmaTileK (one 128-byte row of 16-bit values) a step through `stages` shared buffers.
 // block_n is the one of 64, 128, 192 and 256 (at most the columns rounded up to 64) whose grid
-// takes the fewest waves over the SMs, weighed by the tile's width plus a fixed cost a tile
-// (cost = waves × (block_n + 32): a wave of wider tiles does more work, and every tile pays
-// for its A tile and its epilogue); block_n = 0 when even 64-wide tiles give fewer blocks than
-// half the SMs (the mma.sync kernel's split-K fills the GPU better).
+// gives the busiest SM the least work: ceil(blocks / SMs) tiles, each weighed by its width plus
+// a fixed cost (cost = ceil(blocks / SMs) × (block_n + 32): every tile pays for its A tile and
+// its epilogue); block_n = 0 when even 64-wide tiles give fewer blocks than half the SMs (the
+// mma.sync kernel's split-K fills the GPU better). An SM holds two 64-wide blocks at once, one
+// of the others (shared memory); when the grid fills at most half of these slots, K is split (as the mma.sync kernel splits it: slices of equal whole K steps, at least
+// kWgmmaMinSplitSteps each) into as many slices as fit the slots, the slices' sums meeting in
+// the same f32 workspace and sum kernel (ResNet-50 b32's layer-4 3×3 convs: 104 blocks of
+// 128 × 64, 72 steps deep, two slices).
 inline constexpr int kWgmmaBlockM = 128;
 inline constexpr int kWgmmaTileK = 64;
 inline constexpr int kWgmmaThreads = 256;
+inline constexpr int kWgmmaMinSplitSteps = 8;
 
 struct WgmmaTiling {
   int block_n = 0;
   int stages = 4;
+  int splits = 1;           // slices of K (1: no split)
+  int64_t split_depth = 0;  // depth of a slice, a multiple of kWgmmaTileK
 };
 
-WgmmaTiling choose_wgmma_tiling(int64_t batch, int64_t rows, int64_t cols, const Target& target);
+WgmmaTiling choose_wgmma_tiling(int64_t batch, int64_t rows, int64_t cols, int64_t depth,
+                                const Target& target);
 
 MmaTiling choose_mma_tiling(int64_t batch, int64_t rows, int64_t cols, int64_t depth,
                             const Target& target);

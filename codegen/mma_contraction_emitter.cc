@@ -578,13 +578,13 @@ KernelSpec emit_mma_contraction_kernel(const KernelBody& body, const Node& ancho
 }
 
 KernelSpec emit_split_k_sum_kernel(const KernelBody& body, const Node& anchor,
-                                   ContractionView& view, const MmaTiling& tiling) {
+                                   ContractionView& view, int splits) {
   const int64_t total = view.batch * view.rows * view.cols;
   const int64_t blocks = std::min<int64_t>(ceil_div(total, kSumThreads), 65535);
   KernelSpec spec;
   const std::vector<std::string> outputs =
       begin_spec(spec, body, kSumThreads, {static_cast<uint32_t>(blocks), 1, 1});
-  const int64_t workspace_size = workspace_floats(view, tiling);
+  const int64_t workspace_size = splits * total;
   const std::string& workspace = spec.params.add_workspace(workspace_size);
   CodeWriter code(1);
   ElementEmitter e(code, spec.params, index_type_for(body, workspace_size + blocks * kSumThreads));
@@ -605,7 +605,7 @@ KernelSpec emit_split_k_sum_kernel(const KernelBody& body, const Node& anchor,
   code.line("#pragma unroll");
   code.line(fmt::format(
       "for (int g_s = 0; g_s < {}; ++g_s) g_sum += {}[static_cast<{}>(g_s) * {} + g_i];",
-      tiling.splits, workspace, index, total));
+      splits, workspace, index, total));
   emit_contraction_result(e, body, anchor, view, outputs, "g_b", "g_m", "g_n", "g_sum");
   e.close_block();
   spec.body = code.text();

@@ -72,9 +72,9 @@ bool uses_tensor_cores(const Node& anchor);
 KernelSpec emit_mma_contraction_kernel(const KernelBody& body, const Node& anchor,
                                        ContractionView& view, const MmaTiling& tiling);
 
-// Split-K's second kernel: per result element, the sum of the slices in the workspace, then
-// the op's result and the epilogue.
+// Split-K's second kernel (after the mma.sync or the wgmma kernel): per result element, the sum
+// of the `splits` slices in the workspace, then the op's result and the epilogue.
 KernelSpec emit_split_k_sum_kernel(const KernelBody& body, const Node& anchor,
-                                   ContractionView& view, const MmaTiling& tiling);
+                                   ContractionView& view, int splits);
 
 }  // namespace kiln::codegen

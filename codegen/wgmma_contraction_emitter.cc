@@ -114,12 +114,16 @@ class WgmmaKernelWriter {
     code_.line(
         "unsigned char* const g_shared = g_shared_bytes + (g_smem - "
         "static_cast<unsigned>(__cvta_generic_to_shared(g_shared_bytes)));");
-    code_.line(fmt::format("const {} g_b = blockIdx.z;", index_));
+    code_.line(fmt::format("const {} g_b = blockIdx.z % {};", index_, view_.batch));
     code_.line(fmt::format("const {} g_m0 = static_cast<{}>(blockIdx.y) * {};", index_, index_,
                            kWgmmaBlockM));
     code_.line(fmt::format("const {} g_n0 = static_cast<{}>(blockIdx.x) * {};", index_, index_,
                            tiling_.block_n));
-    code_.line(fmt::format("const {} g_kend = {};", index_, view_.depth));
+    // Split-K: blockIdx.z = slice · batch + b, the slice's depth [g_kbegin, g_kend).
+    code_.line(fmt::format("const {} g_kbegin = static_cast<{}>(blockIdx.z / {}) * {};", index_,
+                           index_, view_.batch, tiling_.split_depth));
+    code_.line(fmt::format("const {} g_kend = min(static_cast<{}>({}), g_kbegin + {});", index_,
+                           index_, view_.depth, tiling_.split_depth));
     code_.line(fmt::format("const int g_warpgroup = threadIdx.x / {}, g_warp = threadIdx.x / 32 % 4, "
                            "g_lane = threadIdx.x % 32;",
                            kWarpgroupRows * 2));
@@ -131,16 +135,18 @@ class WgmmaKernelWriter {
 
   void main_loop() {
     const int stages = tiling_.stages;
-    const int64_t steps = ceil_div(view_.depth, kWgmmaTileK);
     for (int ahead = 0; ahead < stages - 2; ++ahead) {
-      load_step(std::to_string(ahead * kWgmmaTileK), std::to_string(ahead));
+      load_step(ahead == 0 ? "g_kbegin" : fmt::format("g_kbegin + {}", ahead * kWgmmaTileK),
+                std::to_string(ahead));
     }
-    e_.open_block(fmt::format("for (int g_step = 0; g_step < {}; ++g_step)", steps));
+    code_.line(fmt::format("const int g_steps = static_cast<int>((g_kend - g_kbegin + {}) / {});",
+                           kWgmmaTileK - 1, kWgmmaTileK));
+    e_.open_block("for (int g_step = 0; g_step < g_steps; ++g_step)");
     code_.line(fmt::format("kiln_cp_async_wait<{}>();", stages - 3));
     code_.line("kiln_fence_proxy_async();");
     code_.line("__syncthreads();");
-    code_.line(fmt::format("const {} g_kahead = static_cast<{}>(g_step + {}) * {};", index_, index_,
-                           stages - 2, kWgmmaTileK));
+    code_.line(fmt::format("const {} g_kahead = g_kbegin + static_cast<{}>(g_step + {}) * {};",
+                           index_, index_, stages - 2, kWgmmaTileK));
     load_step("g_kahead", fmt::format("(g_step + {}) % {}", stages - 2, stages));
     code_.line(fmt::format("const unsigned g_stage = g_smem + g_step % {} * {};", stages,
                            stage_bytes_));
@@ -231,7 +237,8 @@ class WgmmaKernelWriter {
   void results(const std::vector<std::string>& outputs) {
     const std::string row = fmt::format(
         "g_m0 + g_warpgroup * {} + g_warp * 16 + g_lane / 4", kWarpgroupRows);
-    const bool paired = pairs_result_stores(body_, anchor_, view_);
+    const bool split = tiling_.splits > 1;
+    const bool paired = !split && pairs_result_stores(body_, anchor_, view_);
     code_.line("#pragma unroll");
     e_.open_block(fmt::format("for (int g_j = 0; g_j < {}; ++g_j)", tiling_.block_n / 8));
     code_.line("#pragma unroll");
@@ -239,7 +246,16 @@ class WgmmaKernelWriter {
     code_.line(fmt::format("const {} g_m = {} + g_r / 2 * 8, g_n = g_n0 + g_j * 8 + g_lane % 4 * 2{};",
                            index_, row, paired ? "" : " + g_r % 2"));
     e_.open_block(fmt::format("if (g_m < {} && g_n < {})", view_.rows, view_.cols));
-    if (paired) {
+    if (split) {
+      // The workspace is [slice][b][m][n], or [slice][b][n][m] where the result is contiguous
+      // along m, as the mma.sync kernel writes it (emit_split_k_sum_kernel reads it in order).
+      const bool m_fastest = view_.result_contiguous_along_m();
+      code_.line(fmt::format(
+          "{}[(static_cast<{}>(blockIdx.z) * {} + {}) * {} + {}] = g_acc[g_j * 4 + g_r];",
+          spec_.params.add_workspace(workspace_floats()), index_,
+          m_fastest ? view_.cols : view_.rows, m_fastest ? "g_n" : "g_m",
+          m_fastest ? view_.rows : view_.cols, m_fastest ? "g_m" : "g_n"));
+    } else if (paired) {
       emit_paired_results(e_, body_, anchor_, view_, outputs, "g_b", "g_m", "g_n",
                           "g_acc[g_j * 4 + g_r]", "g_acc[g_j * 4 + g_r + 1]");
     } else {
@@ -249,6 +265,10 @@ class WgmmaKernelWriter {
     e_.close_block();
     e_.close_block();
     e_.close_block();
+  }
+
+  int64_t workspace_floats() const {
+    return tiling_.splits * view_.batch * view_.rows * view_.cols;
   }
 
   const KernelBody& body_;
@@ -277,8 +297,11 @@ bool takes_wgmma_contraction(const KernelBody& body, const Node& anchor,
       async_vector_width(params, view.b_operand(), view.b_contiguous_run(), 2) != kVector) {
     return false;
   }
-  tiling = choose_wgmma_tiling(view.batch, view.rows, view.cols, target);
-  if (tiling.block_n == 0 || ceil_div(view.rows, kWgmmaBlockM) > 65535) return false;
+  tiling = choose_wgmma_tiling(view.batch, view.rows, view.cols, view.depth, target);
+  if (tiling.block_n == 0 || ceil_div(view.rows, kWgmmaBlockM) > 65535 ||
+      view.batch * tiling.splits > 65535) {
+    return false;
+  }
   const int64_t stage = int64_t{kWgmmaBlockM + tiling.block_n} * kWgmmaTileK * 2;
   return tiling.stages * stage + kAtomBytes <= std::min(kSharedLimit, target.shared_memory_per_block);
 }
@@ -287,11 +310,17 @@ KernelSpec emit_wgmma_contraction_kernel(const KernelBody& body, const Node& anc
                                          ContractionView& view, const WgmmaTiling& tiling) {
   const std::array<uint32_t, 3> grid{static_cast<uint32_t>(ceil_div(view.cols, tiling.block_n)),
                                      static_cast<uint32_t>(ceil_div(view.rows, kWgmmaBlockM)),
-                                     static_cast<uint32_t>(view.batch)};
+                                     static_cast<uint32_t>(view.batch * tiling.splits)};
   KernelSpec spec;
-  const std::vector<std::string> outputs = begin_spec(spec, body, kWgmmaThreads, grid);
+  std::vector<std::string> outputs;
+  if (tiling.splits > 1) {
+    begin_spec_reading(spec, body, kWgmmaThreads, grid);
+  } else {
+    outputs = begin_spec(spec, body, kWgmmaThreads, grid);
+  }
   CodeWriter code(1);
-  ElementEmitter e(code, spec.params, index_type_for(body, 0));
+  ElementEmitter e(code, spec.params,
+                   index_type_for(body, tiling.splits * view.batch * view.rows * view.cols));
   WgmmaKernelWriter(body, anchor, view, tiling, spec, e).write(outputs);
   spec.body = code.text();
   return spec;

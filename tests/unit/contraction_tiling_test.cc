@@ -112,15 +112,30 @@ TEST(ContractionTiling, WgmmaTilesTakeTheFewestWaves) {
   const Target hopper = target_for_arch("sm_90a");
   // BERT-base b32's 768-wide gemms: 128 × 192 tiles are one wave of 128 blocks (128 × 128 would
   // be 192 blocks, two waves).
-  EXPECT_EQ(choose_wgmma_tiling(1, 4096, 768, hopper).block_n, 192);
+  EXPECT_EQ(choose_wgmma_tiling(1, 4096, 768, 768, hopper).block_n, 192);
   // Its FFN up-projection (3072 wide): 256-wide tiles, 3 waves of 384 blocks.
-  EXPECT_EQ(choose_wgmma_tiling(1, 4096, 3072, hopper).block_n, 256);
+  EXPECT_EQ(choose_wgmma_tiling(1, 4096, 3072, 768, hopper).block_n, 256);
   // 64 columns: 64-wide tiles only.
-  EXPECT_EQ(choose_wgmma_tiling(1, 100352, 64, hopper).block_n, 64);
+  EXPECT_EQ(choose_wgmma_tiling(1, 100352, 64, 64, hopper).block_n, 64);
   // Batch 1 (128 rows): at most 6 blocks, short of half the SMs: none (mma.sync splits K).
-  EXPECT_EQ(choose_wgmma_tiling(1, 128, 768, hopper).block_n, 0);
+  EXPECT_EQ(choose_wgmma_tiling(1, 128, 768, 768, hopper).block_n, 0);
   // The batch multiplies the blocks: 12 × 3 row tiles × 3 column tiles of 64.
-  EXPECT_EQ(choose_wgmma_tiling(12, 300, 136, hopper).block_n, 64);
+  EXPECT_EQ(choose_wgmma_tiling(12, 300, 136, 200, hopper).block_n, 64);
+}
+
+TEST(ContractionTiling, WgmmaSplitsKOnlyWhereTheGridLeavesSlotsIdle) {
+  const Target hopper = target_for_arch("sm_90a");
+  // ResNet-50 b32's layer-4 3×3 conv (M = 32·7·7, N = 512, K = 4608): 13 × 8 blocks of
+  // 128 × 64, two an SM: 264 slots hold two slices of 36 steps.
+  const WgmmaTiling layer4 = choose_wgmma_tiling(1, 1568, 512, 4608, hopper);
+  EXPECT_EQ(layer4.block_n, 64);
+  EXPECT_EQ(layer4.splits, 2);
+  EXPECT_EQ(layer4.split_depth, 2304);
+  // BERT-base b32's FFN down-projection: 128 blocks of 128 × 192 fill 132 slots: no split.
+  const WgmmaTiling ffn_down = choose_wgmma_tiling(1, 4096, 768, 3072, hopper);
+  EXPECT_EQ(ffn_down.block_n, 192);
+  EXPECT_EQ(ffn_down.splits, 1);
+  EXPECT_EQ(ffn_down.split_depth, 3072);
 }
 
 // The kernel source lowering gives a one-matmul graph of `a` × `b` 16-bit operands for `arch`.
