@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """kiln's contraction kernels against PyTorch's (cuBLAS, cuDNN) on the large matrix products and
-convolutions of the dev models at batch 32, fp16, in one run on one card.
+convolutions of the dev models at batch 32, and its fused attention kernel against PyTorch's
+scaled_dot_product_attention, fp16, in one run on one card.
 
 usage: bench/contraction_shapes.py KILN OUT_DIR [--shapes NAME,...] [--iters 50] [--warmup 10]
 
@@ -9,6 +10,18 @@ Each shape is written as a one-op kiln graph (OUT_DIR/<shape>.kir) and timed wit
 a model, so the kernel loads them directly), checked against kiln's CPU reference; PyTorch runs the
 same op on fp16 tensors (torch.matmul, torch.nn.functional.conv2d on NCHW, cuDNN's choice).
 Prints median ms and TFLOP/s of both and kiln's time over PyTorch's; writes OUT_DIR/shapes.json.
+
+Attention shapes ("attention", batch, heads, seq, head size, layout, mask) are one fusion.attention
+as the models' exports give it after their projections: BERT-base's (layout "packed": Q, K and V
+sliced from one [batch, seq, 3 · hidden] projection, as kiln's merged sibling gemms write it, an
+additive key mask [batch, 1, 1, seq]) and torchvision ViT-B/16's (layout "torchvision": the
+sequence-first [seq, batch, 3 · hidden] projection unflattened, unbound by a constant gather, batch
+and heads merged and split again; no mask), both with Q' and K' scaled by sqrt(1/sqrt(head)) and
+the NaN guard after the softmax, as torch.onnx exports scaled_dot_product_attention. The kiln
+graph must compile to one kernel (launches column). PyTorch times
+torch.nn.functional.scaled_dot_product_attention on the same strided fp16 views with each backend
+that takes the case (flash takes no mask: with a mask, the memory-efficient and cuDNN backends),
+the first listed being the one kiln's ratio is against; FLOPs are 4 · batch · heads · seq² · head.
 """
 import argparse
 import json
@@ -16,6 +29,7 @@ import os
 import sys
 
 import torch
+from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from cuda_timing import chosen, time_cuda
 from kiln_bench import run_kiln_bench
@@ -30,15 +44,98 @@ SHAPES = {
     "resnet_b32_conv1x1_56_up": ("conv", 32, 64, 56, 256, 1, 1),
     "resnet_b32_conv1x1_14_down": ("conv", 32, 1024, 14, 256, 1, 1),
     "resnet_b32_conv7x7_stem": ("conv", 32, 3, 224, 64, 7, 2),
+    "bert_b32_attention": ("attention", 32, 12, 128, 64, "packed", True),
+    "vit_b32_attention": ("attention", 32, 12, 197, 64, "torchvision", False),
+    "bert_b1_attention": ("attention", 1, 12, 128, 64, "packed", True),
+    "vit_b1_attention": ("attention", 1, 12, 197, 64, "torchvision", False),
 }
+# The backends PyTorch's attention is timed with, the first the one kiln is compared to.
+BACKENDS_NO_MASK = [("flash", SDPBackend.FLASH_ATTENTION), ("cudnn", SDPBackend.CUDNN_ATTENTION)]
+BACKENDS_MASK = [("efficient", SDPBackend.EFFICIENT_ATTENTION),
+                 ("cudnn", SDPBackend.CUDNN_ATTENTION)]
 
 
 def dims(shape):
     return ",".join(str(d) for d in shape)
 
 
+def attention_graph(name, batch, heads, seq, head, layout, mask):
+    """The kiln graph of one attention (see the module's doc), and the torch tensors (packed
+    projection, and q, k, v views of it as [batch, heads, seq, head]; the mask or None)."""
+    hidden = heads * head
+    bhsd, bhds = f"[{batch},{heads},{seq},{head}]", f"[{batch},{heads},{head},{seq}]"
+    scores = f"[{batch},{heads},{seq},{seq}]"
+    lines = []
+    if layout == "packed":
+        inputs = f"%x: f32[{batch},{seq},{3 * hidden}]"
+        for i, part in enumerate("qkv"):
+            lines += [
+                f"%{part}0 = slice(%x) {{axes=[2], ends=[{(i + 1) * hidden}], starts=[{i * hidden}], "
+                f"steps=[1]}} : f32[{batch},{seq},{hidden}]",
+                f"%{part}1 = reshape(%{part}0) {{shape=[{batch}, {seq}, {heads}, {head}]}} : "
+                f"f32[{batch},{seq},{heads},{head}]",
+                f"%{part} = transpose(%{part}1) {{perm=[0, 2, 1, 3]}} : f32{bhsd}"]
+        x = torch.randn(batch, seq, 3 * hidden, device="cuda", dtype=torch.half)
+        views = [x[:, :, i * hidden:(i + 1) * hidden].unflatten(2, (heads, head)).transpose(1, 2)
+                 for i in range(3)]
+    else:  # torchvision's nn.MultiheadAttention, sequence first inside
+        inputs = f"%x: f32[{seq},{batch},{3 * hidden}]"
+        lines += [
+            f"%u = reshape(%x) {{shape=[{seq}, {batch}, 3, {hidden}]}} : f32[{seq},{batch},3,{hidden}]",
+            f"%w = reshape(%u) {{shape=[1, {seq}, {batch}, 3, {hidden}]}} : "
+            f"f32[1,{seq},{batch},3,{hidden}]",
+            f"%t = transpose(%w) {{perm=[3, 1, 2, 0, 4]}} : f32[3,{seq},{batch},1,{hidden}]",
+            f"%qkv = reshape(%t) {{shape=[3, {seq}, {batch}, {hidden}]}} : f32[3,{seq},{batch},{hidden}]"]
+        for i, part in enumerate("qkv"):
+            lines += [
+                f"%{part}i = const i64[] {i}",
+                f"%{part}0 = gather(%qkv, %{part}i) {{axis=0}} : f32[{seq},{batch},{hidden}]",
+                f"%{part}1 = reshape(%{part}0) {{shape=[{seq}, {batch * heads}, {head}]}} : "
+                f"f32[{seq},{batch * heads},{head}]",
+                f"%{part}2 = transpose(%{part}1) {{perm=[1, 0, 2]}} : f32[{batch * heads},{seq},{head}]",
+                f"%{part} = reshape(%{part}2) {{shape=[{batch}, {heads}, {seq}, {head}]}} : f32{bhsd}"]
+        x = torch.randn(seq, batch, 3 * hidden, device="cuda", dtype=torch.half)
+        views = [x[:, :, i * hidden:(i + 1) * hidden].unflatten(2, (heads, head)).permute(1, 2, 0, 3)
+                 for i in range(3)]
+    lines += [
+        f"%kt = transpose(%k) {{perm=[0, 1, 3, 2]}} : f32{bhds}",
+        f"%root = const f32[] {head ** -0.25:.9g}",
+        f"%qs = mul(%q, %root) : f32{bhsd}",
+        f"%ks = mul(%kt, %root) : f32{bhds}",
+        f"%s = matmul(%qs, %ks) : f32{scores}"]
+    if mask:
+        inputs += f", %mask: f32[{batch},1,1,{seq}]"
+        lines.append(f"%sm = add(%s, %mask) : f32{scores}")
+    lines += [
+        f"%p = softmax(%{'sm' if mask else 's'}) {{axis=-1}} : f32{scores}",
+        f"%nan = is_nan(%p) : bool{scores}",
+        "%zero = const f32[] 0.0",
+        f"%g = where(%nan, %zero, %p) : f32{scores}",
+        f"%o = matmul(%g, %v) : f32{bhsd}"]
+    text = (f"graph @{name}({inputs}) -> (f32{bhsd}) {{\n" +
+            "".join(f"  {line}\n" for line in lines) + "  return %o\n}\n")
+    # A key-padding mask: the last quarter of each sequence's keys masked for half the batch.
+    additive = None
+    if mask:
+        additive = torch.zeros(batch, 1, 1, seq, device="cuda", dtype=torch.half)
+        additive[: (batch + 1) // 2, :, :, seq * 3 // 4:] = -10000.0
+    return text, views, additive
+
+
 def graph_and_flops(name, spec):
     """(the one-op graph's text, 2·M·N·K, the torch callable on random fp16 CUDA tensors)."""
+    if spec[0] == "attention":
+        _, batch, heads, seq, head, layout, mask = spec
+        text, (q, k, v), additive = attention_graph(name, batch, heads, seq, head, layout, mask)
+        backends = BACKENDS_MASK if mask else BACKENDS_NO_MASK
+        calls = {}
+        for backend_name, backend in backends:
+            def call(backend=backend):
+                with sdpa_kernel(backend):
+                    return torch.nn.functional.scaled_dot_product_attention(
+                        q, k, v, attn_mask=additive)
+            calls[backend_name] = call
+        return text, 4 * batch * heads * seq * seq * head, calls
     if spec[0] == "matmul":
         _, m, k, n = spec
         text = (f"graph @{name}(%a: f32[{m},{k}], %b: f32[{k},{n}]) -> (f32[{m},{n}]) {{\n"
@@ -83,8 +180,19 @@ def main():
         path = os.path.join(args.out_dir, name + ".kir")
         with open(path, "w") as f:
             f.write(text)
-        entry = {"shape": name, "flops": flops,
-                 "torch_ms": time_cuda(torch_op, args.iters, args.warmup)[0]}
+        entry = {"shape": name, "flops": flops}
+        if isinstance(torch_op, dict):  # attention: each backend; the first is compared to
+            entry["torch_backends"] = {}
+            for backend, call in torch_op.items():
+                try:
+                    entry["torch_backends"][backend] = time_cuda(call, args.iters, args.warmup)[0]
+                except RuntimeError as error:  # a backend that does not take the case
+                    entry["torch_backends"][backend] = None
+                    print(f"{name}: torch {backend}: {str(error).splitlines()[0]}")
+            timed = [(b, ms) for b, ms in entry["torch_backends"].items() if ms is not None]
+            entry["torch_backend"], entry["torch_ms"] = timed[0] if timed else ("none", float("nan"))
+        else:
+            entry["torch_ms"] = time_cuda(torch_op, args.iters, args.warmup)[0]
         kiln = run_kiln_bench(args.kiln, path, os.path.join(args.out_dir, name + "_kiln.json"),
                               args.iters, args.warmup,
                               ["--precision", "fp16", "--io-precision", "fp16"], variants="fused")
@@ -102,6 +210,10 @@ def main():
     for entry in report["shapes"]:
         torch_ms, work = entry["torch_ms"], entry["flops"]
         head = f"{entry['shape']:<28} {torch_ms:>9.4f} {work / torch_ms / 1e9:>8.1f}"
+        if "torch_backends" in entry:
+            others = ", ".join(f"{b} {ms:.4f}" if ms is not None else f"{b} n/a"
+                               for b, ms in entry["torch_backends"].items())
+            print(f"  ({entry['shape']}: torch sdpa {others} ms; ratio vs {entry['torch_backend']})")
         if "kiln_ms" not in entry:
             print(f"{head} kiln failed: {entry['error']}")
             continue
