@@ -216,7 +216,10 @@ class TiledAttentionWriter {
     // CUDA cores: Q' and K' [row][d], V' [key][e], P [row][key] per warp, f32.
     q_stride_ = k_stride_ = a.depth + padding;
     v_stride_ = tensor_cores_ ? key_tile_ + padding : a.columns + padding;
-    if (tensor_cores_ && a.columns % 16 == 0) {
+    // Strided copies: 16-byte chunks, a row's chunks dividing the block's threads.
+    const auto divides_threads = [](int64_t size) { return kThreads % (size / kCopyElements) == 0; };
+    if (tensor_cores_ && a.columns % 16 == 0 && divides_threads(a.depth) &&
+        divides_threads(a.columns)) {
       auto q = strided_operand(body, a, *a.scores, 0, /*head_last=*/true);
       auto k = strided_operand(body, a, *a.scores, 1, /*head_last=*/false);
       auto v = strided_operand(body, a, *a.output, 1, /*head_last=*/true);
@@ -244,6 +247,9 @@ class TiledAttentionWriter {
     }
     outputs_ =
         begin_spec(spec_, body_, kThreads, {static_cast<uint32_t>(a_.batch_count * tiles_), 1, 1});
+    if (strided_ && (q_.transformed() || k_.transformed() || v_.transformed())) {
+      spec_.definitions = "struct __align__(16) g_half8 {\n  unsigned short h[8];\n};\n";
+    }
     if (!tensor_cores_) {
       spec_.definitions =
           "struct __align__(16) g_float4 {\n  float x, y, z, w;\n};\n"
@@ -385,37 +391,49 @@ class TiledAttentionWriter {
 
   // Copies (or, with `transform`, runs the operand's elementwise ops on what was copied) `rows`
   // rows of `operand` into `array` (row stride `stride`), 8 values a thread at a time: row r is
-  // the operand's row min(first + r, limit - 1) (key, or query), absent (zero) where `first + r`
-  // is not below `valid_limit` (0: every row valid).
+  // the operand's row `first + r` (a key, or a query), zero where that is `limit` or more. Thread
+  // i takes column chunk i % chunks of rows i / chunks + l · (threads / chunks), so each address is
+  // one per-thread base plus constants.
   void copy_rows(ElementEmitter& e, const StridedOperand& operand, const std::string& source,
                  const std::string& array, int64_t rows, int64_t cols, int64_t stride,
-                 const std::string& first, int64_t limit, bool check_valid, bool transform) {
+                 const std::string& first, int64_t limit, bool transform) {
     CodeWriter& code = e.code();
     const int64_t chunks = cols / kCopyElements;
-    const bool checked = open_spread_loop(e, rows * chunks);
-    code.line(fmt::format("const int g_r = g_i / {}, g_c = g_i % {} * {};", chunks, chunks,
-                          kCopyElements));
+    const int64_t rows_per_pass = kThreads / chunks;  // chunks divides kThreads (see fits)
+    e.open_block("");
+    code.line(fmt::format("const int g_cr = threadIdx.x / {}, g_cc = threadIdx.x % {} * {};",
+                          chunks, chunks, kCopyElements));
+    code.line("#pragma unroll");
+    e.open_block(fmt::format("for (int g_l = 0; g_l < {}; ++g_l)", ceil_div(rows, rows_per_pass)));
+    code.line(fmt::format("const int g_r = g_cr + g_l * {};", rows_per_pass));
+    if (rows % rows_per_pass != 0) e.open_block(fmt::format("if (g_r < {})", rows));
     code.line(fmt::format("const int g_row = {} + g_r;", first));
-    const std::string valid = check_valid ? fmt::format("g_row < {}", limit) : "true";
-    const std::string at = fmt::format("{} + g_r * {} + g_c", array, stride);
+    const std::string valid = fmt::format("g_row < {}", limit);
+    const std::string at = fmt::format("{} + g_r * {} + g_cc", array, stride);
     if (!transform) {
-      code.line(fmt::format("kiln_cp_async_16({}, {} + (long long)min(g_row, {}) * {} + g_c, {});",
-                            at, source, limit - 1, operand.row_stride, valid));
+      // Rows past the limit are zero-filled: nothing is read at the (valid) address given.
+      code.line(fmt::format(
+          "kiln_cp_async_16({0}, {1} ? {2} + (long long)g_row * {3} + g_cc : {2}, {1});", at, valid,
+          source, operand.row_stride));
     } else {
-      // Keys past N stay zero (P' is 0 there; ops on a zero could give NaN).
-      if (check_valid) e.open_block(fmt::format("if ({})", valid));
+      // Rows past the limit stay zero (P' is 0 there; ops on a zero could give NaN).
+      e.open_block(fmt::format("if ({})", valid));
       const DType dtype = operand.operand->type().dtype;
       const std::string widen = dtype == DType::kF16 ? "kiln_f16_to_f32" : "kiln_bf16_to_f32";
-      code.line(fmt::format("unsigned short* const g_chunk = {};", at));
+      code.line(fmt::format("g_half8* const g_chunk = reinterpret_cast<g_half8*>({});", at));
+      code.line("g_half8 g_w = *g_chunk;");
       code.line("#pragma unroll");
       e.open_block(fmt::format("for (int g_u = 0; g_u < {}; ++g_u)", kCopyElements));
-      e.bind(operand.view, "g_u", e.temp("float", widen + "(g_chunk[g_u])"));
-      code.line(fmt::format("g_chunk[g_u] = {};",
+      e.bind(operand.view, "g_u", e.temp("float", widen + "(g_w.h[g_u])"));
+      code.line(fmt::format("g_w.h[g_u] = {};",
                             store_expression(dtype, e.element(operand.operand, "g_u"))));
       e.close_block();
-      if (check_valid) e.close_block();
+      code.line("*g_chunk = g_w;");
+      e.close_block();
     }
-    close_spread_loop(e, checked);
+    if (rows % rows_per_pass != 0) e.close_block();
+    e.close_block();
+    e.close_block();
   }
 
   // Tile `key0` of K' (and V', with `values`) into buffer `buffer` by cp.async, one group.
@@ -424,10 +442,9 @@ class TiledAttentionWriter {
     CodeWriter& code = e.code();
     const std::string k_at = fmt::format("g_k + ({}) * {}", buffer, key_tile_ * k_stride_);
     const std::string v_at = fmt::format("g_v + ({}) * {}", buffer, key_tile_ * v_stride_);
-    copy_rows(e, k_, "g_ksrc", k_at, key_tile_, a_.depth, k_stride_, key0, a_.keys, true, false);
+    copy_rows(e, k_, "g_ksrc", k_at, key_tile_, a_.depth, k_stride_, key0, a_.keys, false);
     if (values) {
-      copy_rows(e, v_, "g_vsrc", v_at, key_tile_, a_.columns, v_stride_, key0, a_.keys, true,
-                false);
+      copy_rows(e, v_, "g_vsrc", v_at, key_tile_, a_.columns, v_stride_, key0, a_.keys, false);
     }
     code.line("kiln_cp_async_commit();");
   }
@@ -438,11 +455,10 @@ class TiledAttentionWriter {
     const std::string k_at = fmt::format("g_k + ({}) * {}", buffer, key_tile_ * k_stride_);
     const std::string v_at = fmt::format("g_v + ({}) * {}", buffer, key_tile_ * v_stride_);
     if (k_.transformed()) {
-      copy_rows(e, k_, "g_ksrc", k_at, key_tile_, a_.depth, k_stride_, key0, a_.keys, true, true);
+      copy_rows(e, k_, "g_ksrc", k_at, key_tile_, a_.depth, k_stride_, key0, a_.keys, true);
     }
     if (values && v_.transformed()) {
-      copy_rows(e, v_, "g_vsrc", v_at, key_tile_, a_.columns, v_stride_, key0, a_.keys, true,
-                true);
+      copy_rows(e, v_, "g_vsrc", v_at, key_tile_, a_.columns, v_stride_, key0, a_.keys, true);
     }
   }
 
@@ -451,14 +467,12 @@ class TiledAttentionWriter {
   void load_queries_strided(ElementEmitter& e) {
     CodeWriter& code = e.code();
     const int64_t d = a_.depth;
-    copy_rows(e, q_, "g_qsrc", "g_qtile", query_tile_, d, q_stride_, "g_m0", a_.queries, false,
-              false);
+    copy_rows(e, q_, "g_qsrc", "g_qtile", query_tile_, d, q_stride_, "g_m0", a_.queries, false);
     code.line("kiln_cp_async_commit();");
     issue_tile(e, "0", "0", online_);
     code.line("kiln_cp_async_wait<1>();");
     if (q_.transformed()) {
-      copy_rows(e, q_, "g_qsrc", "g_qtile", query_tile_, d, q_stride_, "g_m0", a_.queries, false,
-                true);
+      copy_rows(e, q_, "g_qsrc", "g_qtile", query_tile_, d, q_stride_, "g_m0", a_.queries, true);
     }
     code.line("__syncthreads();");
     code.line(fmt::format("unsigned g_qf[{}][4];", d / 16));
@@ -553,7 +567,11 @@ class TiledAttentionWriter {
       code.line(fmt::format("const unsigned short* const g_vt = g_v + g_buf * {};",
                             key_tile_ * v_stride_));
     }
+    // A warp whose rows all lie past M (the last query tile) skips the math.
+    const bool partial_tile = a_.queries % query_tile_ != 0;
+    if (partial_tile) e.open_block(fmt::format("if (g_m0 + g_rows < {})", a_.queries));
     tile_math(e, statistics_only);
+    if (partial_tile) e.close_block();
     e.close_block();
   }
 
@@ -601,7 +619,10 @@ class TiledAttentionWriter {
     code.line(
         fmt::format("const int g_q = min(g_m0 + g_rows + g_g + g_h / 2 * 8, {});", a_.queries - 1));
     code.line("const int g_key = g_key0 + g_split + g_n * 8 + 2 * g_t + g_h % 2;");
-    const std::string key = e.index_temp(fmt::format("min(g_key, {})", a_.keys - 1));
+    // Keys past N (only in a last, partial key tile) are clamped for the score ops' reads.
+    const bool whole_tiles = a_.keys % key_tile_ == 0;
+    const std::string key =
+        whole_tiles ? "g_key" : e.index_temp(fmt::format("min(g_key, {})", a_.keys - 1));
     const std::string at =
         e.index_temp(fmt::format("(g_b * {} + g_q) * {} + {}", a_.queries, a_.keys, key));
     // The score ops (a mask broadcast over heads and rows) index by coordinates known here.
@@ -673,8 +694,12 @@ class TiledAttentionWriter {
     open_fragment_loops(e);
     const std::string at = score_index(e);
     e.bind(a_.scores->result(), at, e.temp("float", rounded(*a_.scores, "g_s[g_n][g_h]")));
-    code.line(fmt::format("g_s[g_n][g_h] = g_key < {} ? {} : {};", a_.keys,
-                          e.element(a_.softmax->operand(0), at), minus_inf_));
+    if (a_.keys % key_tile_ == 0) {
+      code.line(fmt::format("g_s[g_n][g_h] = {};", e.element(a_.softmax->operand(0), at)));
+    } else {
+      code.line(fmt::format("g_s[g_n][g_h] = g_key < {} ? {} : {};", a_.keys,
+                            e.element(a_.softmax->operand(0), at), minus_inf_));
+    }
     e.close_block();
     e.close_block();
   }

@@ -242,10 +242,14 @@ TEST(CodegenPoolAttention, PackedQkvViewsComeByCpAsyncDoubleBuffered) {
   EXPECT_NE(source.find("const auto g_vsrc = in0 + (1536LL"), std::string::npos) << source;
   EXPECT_NE(source.find("* 294912"), std::string::npos) << source;
   EXPECT_NE(source.find("kiln_cp_async_16(g_k + (g_buf ^ 1) * "), std::string::npos) << source;
-  EXPECT_NE(source.find("* 2304 + g_c, g_row < 128);"), std::string::npos) << source;
+  EXPECT_NE(source.find("g_row < 128 ? g_ksrc + (long long)g_row * 2304 + g_cc : g_ksrc"),
+            std::string::npos)
+      << source;
   EXPECT_NE(source.find("kiln_ldmatrix_x4_trans(g_vf, g_vt"), std::string::npos) << source;
   // The scale of Q' and K' runs on the copied elements, rounded to f16 as the reference rounds.
-  EXPECT_NE(source.find("g_chunk[g_u] = kiln_f32_to_f16("), std::string::npos) << source;
+  EXPECT_NE(source.find("g_w.h[g_u] = kiln_f32_to_f16("), std::string::npos) << source;
+  // 128 keys are two whole tiles: no key is clamped or scored -inf.
+  EXPECT_EQ(source.find("min(g_key"), std::string::npos) << source;
   // The mask is read at its (batch, key) coordinates, not by dividing the score's flat index.
   EXPECT_EQ(source.find("% 128;"), std::string::npos) << source;
   compile_for_sm80_and_sm90(program);
