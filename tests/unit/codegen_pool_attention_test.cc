@@ -246,8 +246,11 @@ TEST(CodegenPoolAttention, PackedQkvViewsComeByCpAsyncDoubleBuffered) {
             std::string::npos)
       << source;
   EXPECT_NE(source.find("kiln_ldmatrix_x4_trans(g_vf, g_vt"), std::string::npos) << source;
-  // The scale of Q' and K' runs on the copied elements, rounded to f16 as the reference rounds.
-  EXPECT_NE(source.find("g_w.h[g_u] = kiln_f32_to_f16("), std::string::npos) << source;
+  // The scale of Q' and K' (an f16 product by sqrt(1/8), 0x35a8 in f16) runs on the copied
+  // elements two at a time, rounded to f16 as the reference rounds.
+  EXPECT_NE(source.find("g_w.w[g_u] = kiln_mul_f16x2(g_w.w[g_u], 0x35a835a8u);"),
+            std::string::npos)
+      << source;
   // 128 keys are two whole tiles: no key is clamped or scored -inf.
   EXPECT_EQ(source.find("min(g_key"), std::string::npos) << source;
   // The mask is read at its (batch, key) coordinates, not by dividing the score's flat index.
