@@ -442,25 +442,18 @@ class TiledAttentionWriter {
       const std::string widen = dtype == DType::kF16 ? "kiln_f16_to_f32" : "kiln_bf16_to_f32";
       code.line(fmt::format("g_half8* const g_chunk = reinterpret_cast<g_half8*>({});", at));
       code.line("g_half8 g_w = *g_chunk;");
+      code.line("#pragma unroll");
       if (const std::optional<uint16_t> scale = f16_scale(operand)) {
         // One f16 multiply by a constant: pairs by mul.rn.f16x2 (rounded as the reference does).
         const uint32_t pair = uint32_t{*scale} | (uint32_t{*scale} << 16);
-        code.line("#pragma unroll");
         e.open_block(fmt::format("for (int g_u = 0; g_u < {}; ++g_u)", kCopyElements / 2));
         code.line(fmt::format("g_w.w[g_u] = kiln_mul_f16x2(g_w.w[g_u], 0x{:08x}u);", pair));
-        e.close_block();
-        code.line("*g_chunk = g_w;");
-        e.close_block();
-        if (rows % rows_per_pass != 0) e.close_block();
-        e.close_block();
-        e.close_block();
-        return;
+      } else {
+        e.open_block(fmt::format("for (int g_u = 0; g_u < {}; ++g_u)", kCopyElements));
+        e.bind(operand.view, "g_u", e.temp("float", widen + "(g_w.h[g_u])"));
+        code.line(fmt::format("g_w.h[g_u] = {};",
+                              store_expression(dtype, e.element(operand.operand, "g_u"))));
       }
-      code.line("#pragma unroll");
-      e.open_block(fmt::format("for (int g_u = 0; g_u < {}; ++g_u)", kCopyElements));
-      e.bind(operand.view, "g_u", e.temp("float", widen + "(g_w.h[g_u])"));
-      code.line(fmt::format("g_w.h[g_u] = {};",
-                            store_expression(dtype, e.element(operand.operand, "g_u"))));
       e.close_block();
       code.line("*g_chunk = g_w;");
       e.close_block();
