@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """kiln's contraction kernels against PyTorch's (cuBLAS, cuDNN) on the large matrix products and
-convolutions of the dev models at batch 32, fp16, in one run on one card.
+convolutions of the dev models at batch 32, and its fused attention kernel against PyTorch's
+scaled_dot_product_attention, fp16, in one run on one card.
 
 usage: bench/contraction_shapes.py KILN OUT_DIR [--shapes NAME,...] [--iters 50] [--warmup 10]
                                    [--mma-arch sm_90]
@@ -8,11 +9,27 @@ usage: bench/contraction_shapes.py KILN OUT_DIR [--shapes NAME,...] [--iters 50]
 Each shape is written as a one-op kiln graph (OUT_DIR/<shape>.kir) and timed with
 `kiln bench --compare fused --precision fp16 --io-precision fp16` (16-bit operands in, as inside
 a model, so the kernel loads them directly), checked against kiln's CPU reference; PyTorch runs the
-same op on fp16 tensors (torch.matmul, torch.nn.functional.conv2d on NCHW, cuDNN's choice).
+same op on fp16 tensors (torch.matmul; torch.nn.functional.conv2d on channels_last tensors,
+cuDNN's choice, against kiln's channels-last conv as its channels-last pass gives 16-bit conv nets).
 Prints median ms and TFLOP/s of both and kiln's time over PyTorch's; writes OUT_DIR/shapes.json.
 kiln runs twice: for this GPU (`--arch native`: on an H100/H200 sm_90a, whose eligible
 contractions take the wgmma kernel) and for --mma-arch (default sm_90: the mma.sync kernels), so
 one run compares both kernels of kiln with the library ('' skips the second).
+
+Attention shapes ("attention", batch, heads, seq, head size, layout, mask) are one fusion.attention
+as the models' exports give it after their projections: BERT-base's (layout "packed": Q, K and V
+sliced from one [batch, seq, 3 · hidden] projection, as kiln's merged sibling gemms write it, an
+additive key mask [batch, 1, 1, seq]) and torchvision ViT-B/16's (layout "torchvision": the
+sequence-first [seq, batch, 3 · hidden] projection unflattened, unbound by a constant gather, batch
+and heads merged and split again; no mask), both with Q' and K' scaled by sqrt(1/sqrt(head)) and
+the NaN guard after the softmax, as torch.onnx exports scaled_dot_product_attention. The kiln
+graph must compile to one kernel (launches column). PyTorch times
+torch.nn.functional.scaled_dot_product_attention on the same strided fp16 views with each backend
+that takes the case (flash takes no mask: with a mask, the memory-efficient and cuDNN backends),
+the first listed being the one kiln's ratio is against; FLOPs are 4 · batch · heads · seq² · head.
+PyTorch's attention is timed as replays of a CUDA graph of ATTENTION_REPS calls (per call: its
+Python dispatch, about 80 µs, would otherwise be what is timed); kiln bench replays a graph of one
+kernel.
 """
 import argparse
 import json
@@ -20,6 +37,7 @@ import os
 import sys
 
 import torch
+from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from cuda_timing import chosen, time_cuda
 from kiln_bench import run_kiln_bench
@@ -35,15 +53,104 @@ SHAPES = {
     "resnet_b32_conv1x1_56_up": ("conv", 32, 64, 56, 256, 1, 1),
     "resnet_b32_conv1x1_14_down": ("conv", 32, 1024, 14, 256, 1, 1),
     "resnet_b32_conv7x7_stem": ("conv", 32, 3, 224, 64, 7, 2),
+    "bert_b32_attention": ("attention", 32, 12, 128, 64, "packed", True),
+    "vit_b32_attention": ("attention", 32, 12, 197, 64, "torchvision", False),
+    "bert_b1_attention": ("attention", 1, 12, 128, 64, "packed", True),
+    "vit_b1_attention": ("attention", 1, 12, 197, 64, "torchvision", False),
 }
+# Calls of PyTorch's attention in one timed CUDA graph.
+ATTENTION_REPS = 20
+# The backends PyTorch's attention is timed with, the first the one kiln is compared to.
+# (name, backend, whether the mask is passed): flash takes no mask, so with a mask it runs the
+# same shapes unmasked, for reference only.
+BACKENDS_NO_MASK = [("flash", SDPBackend.FLASH_ATTENTION, False),
+                    ("cudnn", SDPBackend.CUDNN_ATTENTION, False)]
+BACKENDS_MASK = [("efficient", SDPBackend.EFFICIENT_ATTENTION, True),
+                 ("cudnn", SDPBackend.CUDNN_ATTENTION, True),
+                 ("flash_unmasked", SDPBackend.FLASH_ATTENTION, False)]
 
 
 def dims(shape):
     return ",".join(str(d) for d in shape)
 
 
+def attention_graph(name, batch, heads, seq, head, layout, mask):
+    """The kiln graph of one attention (see the module's doc), and the torch tensors (packed
+    projection, and q, k, v views of it as [batch, heads, seq, head]; the mask or None)."""
+    hidden = heads * head
+    bhsd, bhds = f"[{batch},{heads},{seq},{head}]", f"[{batch},{heads},{head},{seq}]"
+    scores = f"[{batch},{heads},{seq},{seq}]"
+    lines = []
+    if layout == "packed":
+        inputs = f"%x: f32[{batch},{seq},{3 * hidden}]"
+        for i, part in enumerate("qkv"):
+            lines += [
+                f"%{part}0 = slice(%x) {{axes=[2], ends=[{(i + 1) * hidden}], starts=[{i * hidden}], "
+                f"steps=[1]}} : f32[{batch},{seq},{hidden}]",
+                f"%{part}1 = reshape(%{part}0) {{shape=[{batch}, {seq}, {heads}, {head}]}} : "
+                f"f32[{batch},{seq},{heads},{head}]",
+                f"%{part} = transpose(%{part}1) {{perm=[0, 2, 1, 3]}} : f32{bhsd}"]
+        x = torch.randn(batch, seq, 3 * hidden, device="cuda", dtype=torch.half)
+        views = [x[:, :, i * hidden:(i + 1) * hidden].unflatten(2, (heads, head)).transpose(1, 2)
+                 for i in range(3)]
+    else:  # torchvision's nn.MultiheadAttention, sequence first inside
+        inputs = f"%x: f32[{seq},{batch},{3 * hidden}]"
+        lines += [
+            f"%u = reshape(%x) {{shape=[{seq}, {batch}, 3, {hidden}]}} : f32[{seq},{batch},3,{hidden}]",
+            f"%w = reshape(%u) {{shape=[1, {seq}, {batch}, 3, {hidden}]}} : "
+            f"f32[1,{seq},{batch},3,{hidden}]",
+            f"%t = transpose(%w) {{perm=[3, 1, 2, 0, 4]}} : f32[3,{seq},{batch},1,{hidden}]",
+            f"%qkv = reshape(%t) {{shape=[3, {seq}, {batch}, {hidden}]}} : f32[3,{seq},{batch},{hidden}]"]
+        for i, part in enumerate("qkv"):
+            lines += [
+                f"%{part}i = const i64[] {i}",
+                f"%{part}0 = gather(%qkv, %{part}i) {{axis=0}} : f32[{seq},{batch},{hidden}]",
+                f"%{part}1 = reshape(%{part}0) {{shape=[{seq}, {batch * heads}, {head}]}} : "
+                f"f32[{seq},{batch * heads},{head}]",
+                f"%{part}2 = transpose(%{part}1) {{perm=[1, 0, 2]}} : f32[{batch * heads},{seq},{head}]",
+                f"%{part} = reshape(%{part}2) {{shape=[{batch}, {heads}, {seq}, {head}]}} : f32{bhsd}"]
+        x = torch.randn(seq, batch, 3 * hidden, device="cuda", dtype=torch.half)
+        views = [x[:, :, i * hidden:(i + 1) * hidden].unflatten(2, (heads, head)).permute(1, 2, 0, 3)
+                 for i in range(3)]
+    lines += [
+        f"%kt = transpose(%k) {{perm=[0, 1, 3, 2]}} : f32{bhds}",
+        f"%root = const f32[] {head ** -0.25:.9g}",
+        f"%qs = mul(%q, %root) : f32{bhsd}",
+        f"%ks = mul(%kt, %root) : f32{bhds}",
+        f"%s = matmul(%qs, %ks) : f32{scores}"]
+    if mask:
+        inputs += f", %mask: f32[{batch},1,1,{seq}]"
+        lines.append(f"%sm = add(%s, %mask) : f32{scores}")
+    lines += [
+        f"%p = softmax(%{'sm' if mask else 's'}) {{axis=-1}} : f32{scores}",
+        f"%nan = is_nan(%p) : bool{scores}",
+        "%zero = const f32[] 0.0",
+        f"%g = where(%nan, %zero, %p) : f32{scores}",
+        f"%o = matmul(%g, %v) : f32{bhsd}"]
+    text = (f"graph @{name}({inputs}) -> (f32{bhsd}) {{\n" +
+            "".join(f"  {line}\n" for line in lines) + "  return %o\n}\n")
+    # A key-padding mask: the last quarter of each sequence's keys masked for half the batch.
+    additive = None
+    if mask:
+        additive = torch.zeros(batch, 1, 1, seq, device="cuda", dtype=torch.half)
+        additive[: (batch + 1) // 2, :, :, seq * 3 // 4:] = -10000.0
+    return text, views, additive
+
+
 def graph_and_flops(name, spec):
     """(the one-op graph's text, 2·M·N·K, the torch callable on random fp16 CUDA tensors)."""
+    if spec[0] == "attention":
+        _, batch, heads, seq, head, layout, mask = spec
+        text, (q, k, v), additive = attention_graph(name, batch, heads, seq, head, layout, mask)
+        backends = BACKENDS_MASK if mask else BACKENDS_NO_MASK
+        calls = {}
+        for backend_name, backend, masked in backends:
+            def call(backend=backend, mask=additive if masked else None):
+                with sdpa_kernel(backend):
+                    return torch.nn.functional.scaled_dot_product_attention(
+                        q, k, v, attn_mask=mask)
+            calls[backend_name] = call
+        return text, 4 * batch * heads * seq * seq * head, calls
     if spec[0] == "matmul":
         _, m, k, n = spec
         text = (f"graph @{name}(%a: f32[{m},{k}], %b: f32[{k},{n}]) -> (f32[{m},{n}]) {{\n"
@@ -54,17 +161,40 @@ def graph_and_flops(name, spec):
     _, batch, cin, size, cout, kernel, stride = spec
     pad = kernel // 2
     out = (size + 2 * pad - kernel) // stride + 1
-    x_shape, w_shape, y_shape = [batch, cin, size, size], [cout, cin, kernel, kernel], \
-        [batch, cout, out, out]
+    # Channels-last, as kiln's channels-last pass runs 16-bit conv nets and as cuDNN runs them
+    # fastest: X [N, H, W, C], W [M, kh, kw, C] (OHWI), Y [N, H', W', M].
+    x_shape, w_shape, y_shape = [batch, size, size, cin], [cout, kernel, kernel, cin], \
+        [batch, out, out, cout]
     text = (f"graph @{name}(%x: f32[{dims(x_shape)}], %w: f32[{dims(w_shape)}]) -> "
             f"(f32[{dims(y_shape)}]) {{\n"
-            f"  %0 = conv(%x, %w) {{dilations=[1, 1], group=1, pads=[{pad}, {pad}, {pad}, {pad}], "
-            f"strides=[{stride}, {stride}]}} : f32[{dims(y_shape)}] loc(\"/Conv\")\n"
+            f"  %0 = conv(%x, %w) {{channels_last=1, dilations=[1, 1], group=1, "
+            f"pads=[{pad}, {pad}, {pad}, {pad}], strides=[{stride}, {stride}]}} : "
+            f"f32[{dims(y_shape)}] loc(\"/Conv\")\n"
             f"  return %0\n}}\n")
-    x = torch.randn(*x_shape, device="cuda", dtype=torch.half)
-    w = torch.randn(*w_shape, device="cuda", dtype=torch.half)
+    x = torch.randn(batch, cin, size, size, device="cuda", dtype=torch.half).to(
+        memory_format=torch.channels_last)
+    w = torch.randn(cout, cin, kernel, kernel, device="cuda", dtype=torch.half).to(
+        memory_format=torch.channels_last)
     flops = 2 * batch * cout * out * out * cin * kernel * kernel
     return text, flops, lambda: torch.nn.functional.conv2d(x, w, stride=stride, padding=pad)
+
+
+def graphed(call, reps):
+    """A callable replaying a CUDA graph of `reps` calls of `call` (warmed up first)."""
+    with torch.no_grad():
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            for _ in range(3):
+                call()
+        torch.cuda.current_stream().wait_stream(side)
+        torch.cuda.synchronize()
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            for _ in range(reps):
+                call()
+    torch.cuda.synchronize()
+    return graph.replay
 
 
 def main():
@@ -89,8 +219,21 @@ def main():
         path = os.path.join(args.out_dir, name + ".kir")
         with open(path, "w") as f:
             f.write(text)
-        entry = {"shape": name, "flops": flops,
-                 "torch_ms": time_cuda(torch_op, args.iters, args.warmup)[0]}
+        entry = {"shape": name, "flops": flops}
+        if isinstance(torch_op, dict):  # attention: each backend; the first is compared to
+            entry["torch_backends"] = {}
+            for backend, call in torch_op.items():
+                try:
+                    replay = graphed(call, ATTENTION_REPS)
+                    entry["torch_backends"][backend] = \
+                        time_cuda(replay, args.iters, args.warmup)[0] / ATTENTION_REPS
+                except RuntimeError as error:  # a backend that does not take the case
+                    entry["torch_backends"][backend] = None
+                    print(f"{name}: torch {backend}: {str(error).splitlines()[0]}")
+            timed = [(b, ms) for b, ms in entry["torch_backends"].items() if ms is not None]
+            entry["torch_backend"], entry["torch_ms"] = timed[0] if timed else ("none", float("nan"))
+        else:
+            entry["torch_ms"] = time_cuda(torch_op, args.iters, args.warmup)[0]
         for arch, key in (("native", "kiln"), (args.mma_arch, "kiln_mma")):
             if not arch:
                 continue
@@ -114,6 +257,10 @@ def main():
     for entry in report["shapes"]:
         torch_ms, work = entry["torch_ms"], entry["flops"]
         line = f"{entry['shape']:<28} {torch_ms:>9.4f} {work / torch_ms / 1e9:>8.1f}"
+        if "torch_backends" in entry:
+            others = ", ".join(f"{b} {ms:.4f}" if ms is not None else f"{b} n/a"
+                               for b, ms in entry["torch_backends"].items())
+            print(f"  ({entry['shape']}: torch sdpa {others} ms; ratio vs {entry['torch_backend']})")
         if "kiln_ms" in entry:
             kiln_ms = entry["kiln_ms"]
             line += (f" {kiln_ms:>9.4f} {work / kiln_ms / 1e9:>8.1f} {kiln_ms / torch_ms:>9.2f}x "

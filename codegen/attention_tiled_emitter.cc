@@ -8,7 +8,10 @@
 #include <limits>
 
 #include "codegen/cuda_expr.h"
+#include "codegen/strided_view.h"
+#include "ir/half.h"
 #include "ir/error.h"
+#include "ir/op_registry.h"
 
 namespace kiln::codegen {
 namespace {
@@ -25,6 +28,10 @@ constexpr int64_t kMmaMaxHeadSize = 128;
 constexpr int64_t kSimtKeyTile = 32;
 constexpr int64_t kSimtPadding = 4;
 constexpr int64_t kSimtMaxHeadSize = 64;
+// Strided operands come by 16-byte cp.async: 8 16-bit values a copy.
+constexpr int64_t kCopyElements = 8;
+constexpr int64_t kStaticSharedBytes = 48 * 1024;
+constexpr double kLog2e = 1.4426950408889634;
 
 bool is_16_bit(DType dtype) { return dtype == DType::kF16 || dtype == DType::kBF16; }
 
@@ -113,6 +120,94 @@ std::string dot(const std::string& a, const std::string& b, const std::string& f
   return sum;
 }
 
+// A matmul operand that is a strided view of a kernel input (codegen/strided_view.h), perhaps
+// followed by elementwise ops whose other operands are one-element constants (a scale): its
+// tiles come by cp.async, rows of the head dimension (contiguous, 16-byte aligned) at a time,
+// and the ops run on each copied element in shared memory.
+struct StridedOperand {
+  const Value* operand = nullptr;  // the matmul's operand
+  const Value* view = nullptr;     // the strided view the ops (if any) start from
+  const Value* source = nullptr;   // the kernel input it reads
+  int64_t offset = 0;
+  std::vector<int64_t> batch_strides;  // per batch dim of the attention (0: broadcast)
+  int64_t row_stride = 0;              // per query (Q') or key (K', V')
+  bool transformed() const { return view != operand; }
+};
+
+// The f16 bits of c when `operand` is the one op mul(view, c) (or mul(c, view)) on f16 values, c
+// a one-element constant: the kernel multiplies pairs by mul.rn.f16x2.
+std::optional<uint16_t> f16_scale(const StridedOperand& operand) {
+  const Node* node = operand.operand->producer();
+  if (!operand.transformed() || !node || node->op() != "mul" ||
+      operand.operand->type().dtype != DType::kF16) {
+    return std::nullopt;
+  }
+  for (size_t k = 0; k < 2; ++k) {
+    const Value* c = node->operand(k);
+    if (node->operand(1 - k) == operand.view && c->is_constant() && c->has_data() &&
+        c->type().num_elements() == 1 && c->type().dtype == DType::kF16) {
+      return double_to_half_bits(c->data().get_double(0));
+    }
+  }
+  return std::nullopt;
+}
+
+bool is_one_element_constant(const Value* value) {
+  return value->is_constant() && value->type().num_elements() == 1;
+}
+
+// Operand `i` of `matmul` as a StridedOperand whose head dimension is axis -1 (`head_last`) or
+// -2, or nullopt: then its elements come through the element machinery.
+std::optional<StridedOperand> strided_operand(const KernelBody& body, const AttentionShape& a,
+                                              const Node& matmul, size_t i, bool head_last) {
+  const auto is_input = [&](const Value* value) {
+    return std::find(body.inputs.begin(), body.inputs.end(), value) != body.inputs.end();
+  };
+  StridedOperand result;
+  result.operand = matmul.operand(i);
+  const Shape& shape = result.operand->type().shape;
+  const DType dtype = result.operand->type().dtype;
+  // Step back over elementwise ops of one-element constants.
+  const Value* value = result.operand;
+  while (!is_input(value)) {
+    const Node* node = value->producer();
+    if (!node || node->body() || node->results().size() != 1) break;
+    const OpCategory category = node->info().category;
+    if (category != OpCategory::kElementwise && category != OpCategory::kBroadcast) break;
+    const Value* main = nullptr;
+    bool single = true;
+    for (const Value* operand : node->operands()) {
+      if (is_one_element_constant(operand)) continue;
+      single = single && !main;
+      main = operand;
+    }
+    if (!main || !single || main->type().shape != shape) break;
+    value = main;
+  }
+  const std::optional<StridedView> view = strided_view(value, is_input);
+  if (!view || view->source->type().dtype != dtype || shape.size() < 2) return std::nullopt;
+  result.view = value;
+  result.source = view->source;
+  result.offset = view->offset;
+  const size_t rank = shape.size();
+  const size_t head_axis = head_last ? rank - 1 : rank - 2;
+  const size_t row_axis = head_last ? rank - 2 : rank - 1;
+  if (view->strides[head_axis] != 1) return std::nullopt;
+  result.row_stride = view->strides[row_axis];
+  const size_t batch_dims = rank - 2;
+  if (batch_dims > a.batch.size()) return std::nullopt;
+  const size_t lead = a.batch.size() - batch_dims;
+  for (size_t d = 0; d < a.batch.size(); ++d) {
+    result.batch_strides.push_back(d < lead || shape[d - lead] == 1 ? 0
+                                                                    : view->strides[d - lead]);
+  }
+  // Every row starts 16-byte aligned (kernel buffers are).
+  bool aligned = result.offset % kCopyElements == 0 && result.row_stride % kCopyElements == 0;
+  for (const int64_t stride : result.batch_strides) aligned = aligned && stride % kCopyElements == 0;
+  if (!aligned) return std::nullopt;
+  return result;
+}
+
 // Writes the kernel. The block's 4 warps are row_warps groups of 16 query rows × key_splits
 // slices of each key tile. The tile math is mma.sync on 16-bit operands (tensor_cores_) or f32
 // FMAs on the CUDA cores; either way a thread holds the scores and the output in the mma
@@ -140,6 +235,21 @@ class TiledAttentionWriter {
     // CUDA cores: Q' and K' [row][d], V' [key][e], P [row][key] per warp, f32.
     q_stride_ = k_stride_ = a.depth + padding;
     v_stride_ = tensor_cores_ ? key_tile_ + padding : a.columns + padding;
+    // Strided copies: 16-byte chunks, a row's chunks dividing the block's threads.
+    const auto divides_threads = [](int64_t size) { return kThreads % (size / kCopyElements) == 0; };
+    if (tensor_cores_ && a.columns % 16 == 0 && divides_threads(a.depth) &&
+        divides_threads(a.columns)) {
+      auto q = strided_operand(body, a, *a.scores, 0, /*head_last=*/true);
+      auto k = strided_operand(body, a, *a.scores, 1, /*head_last=*/false);
+      auto v = strided_operand(body, a, *a.output, 1, /*head_last=*/true);
+      if (q && k && v) {
+        strided_ = true;
+        q_ = *q;
+        k_ = *k;
+        v_ = *v;
+        v_stride_ = a.columns + padding;  // V' as [key][e], read by ldmatrix.trans
+      }
+    }
     p_stride_ = split_keys_ + padding;
     qk_type_ = operand_type(*a.scores);
     pv_type_ = operand_type(*a.output);
@@ -156,6 +266,10 @@ class TiledAttentionWriter {
     }
     outputs_ =
         begin_spec(spec_, body_, kThreads, {static_cast<uint32_t>(a_.batch_count * tiles_), 1, 1});
+    if (strided_ && (q_.transformed() || k_.transformed() || v_.transformed())) {
+      spec_.definitions =
+          "union __align__(16) g_half8 {\n  unsigned short h[8];\n  unsigned w[4];\n};\n";
+    }
     if (!tensor_cores_) {
       spec_.definitions =
           "struct __align__(16) g_float4 {\n  float x, y, z, w;\n};\n"
@@ -185,7 +299,20 @@ class TiledAttentionWriter {
   void declarations(ElementEmitter& e) {
     CodeWriter& code = e.code();
     const int64_t partial_bytes = 4 * kWarps * kWarpRows * a_.columns;
-    if (tensor_cores_) {
+    if (strided_) {
+      // Two buffers of K' [key][d] then two of V' [key][e]; Q' staged in K''s second.
+      const int64_t bytes =
+          std::max(2 * 2 * (key_tile_ * k_stride_ + key_tile_ * v_stride_), partial_bytes);
+      if (bytes <= kStaticSharedBytes) {
+        code.line(fmt::format("__shared__ __align__(16) unsigned char g_shared[{}];", bytes));
+      } else {
+        code.line("extern __shared__ __align__(16) unsigned char g_shared[];");
+        spec_.shared_bytes = static_cast<uint32_t>(bytes);
+      }
+      code.line("unsigned short* const g_k = reinterpret_cast<unsigned short*>(g_shared);");
+      code.line(fmt::format("unsigned short* const g_qtile = g_k + {};", key_tile_ * k_stride_));
+      code.line(fmt::format("unsigned short* const g_v = g_k + {};", 2 * key_tile_ * k_stride_));
+    } else if (tensor_cores_) {
       const int64_t tile_bytes = 2 * (key_tile_ * k_stride_ + a_.columns * v_stride_);
       code.line(fmt::format("__shared__ __align__(16) unsigned char g_shared[{}];",
                             std::max(tile_bytes, partial_bytes)));
@@ -212,6 +339,25 @@ class TiledAttentionWriter {
         "const int g_warp = threadIdx.x / 32, g_g = threadIdx.x % 32 / 4, g_t = threadIdx.x % 4;");
     code.line(fmt::format("const int g_rows = g_warp % {} * {};", row_warps_, kWarpRows));
     code.line(fmt::format("const int g_split = g_warp / {} * {};", row_warps_, split_keys_));
+    // The batch index's coordinates (the score ops' indices use them).
+    for (size_t d = 0; d < a_.batch.size(); ++d) {
+      int64_t inner = 1;
+      for (size_t k = d + 1; k < a_.batch.size(); ++k) inner *= a_.batch[k];
+      batch_coordinates_.push_back(
+          a_.batch[d] == 1 ? "0" : e.index_temp(fmt::format("g_b / {} % {}", inner, a_.batch[d])));
+    }
+    if (!strided_) return;
+    code.line("const int g_lane = threadIdx.x % 32;");
+    for (auto [operand, name] : {std::pair{&q_, "g_qsrc"}, {&k_, "g_ksrc"}, {&v_, "g_vsrc"}}) {
+      std::string offset = fmt::format("{}LL", operand->offset);
+      for (size_t d = 0; d < a_.batch.size(); ++d) {
+        if (operand->batch_strides[d] == 0 || batch_coordinates_[d] == "0") continue;
+        offset += fmt::format(" + (long long){} * {}", batch_coordinates_[d],
+                              operand->batch_strides[d]);
+      }
+      code.line(fmt::format("const auto {} = {} + ({});", name,
+                            spec_.params.read(operand->source), offset));
+    }
   }
 
   // A loop over `count` elements (g_i) spread over the block, fully unrolled so that its loads
@@ -263,9 +409,116 @@ class TiledAttentionWriter {
     close_spread_loop(e, checked);
   }
 
+  // Copies (or, with `transform`, runs the operand's elementwise ops on what was copied) `rows`
+  // rows of `operand` into `array` (row stride `stride`), 8 values a thread at a time: row r is
+  // the operand's row `first + r` (a key, or a query), zero where that is `limit` or more. Thread
+  // i takes column chunk i % chunks of rows i / chunks + l · (threads / chunks), so each address is
+  // one per-thread base plus constants.
+  void copy_rows(ElementEmitter& e, const StridedOperand& operand, const std::string& source,
+                 const std::string& array, int64_t rows, int64_t cols, int64_t stride,
+                 const std::string& first, int64_t limit, bool transform) {
+    CodeWriter& code = e.code();
+    const int64_t chunks = cols / kCopyElements;
+    const int64_t rows_per_pass = kThreads / chunks;  // chunks divides kThreads (see fits)
+    e.open_block("");
+    code.line(fmt::format("const int g_cr = threadIdx.x / {}, g_cc = threadIdx.x % {} * {};",
+                          chunks, chunks, kCopyElements));
+    code.line("#pragma unroll");
+    e.open_block(fmt::format("for (int g_l = 0; g_l < {}; ++g_l)", ceil_div(rows, rows_per_pass)));
+    code.line(fmt::format("const int g_r = g_cr + g_l * {};", rows_per_pass));
+    if (rows % rows_per_pass != 0) e.open_block(fmt::format("if (g_r < {})", rows));
+    code.line(fmt::format("const int g_row = {} + g_r;", first));
+    const std::string valid = fmt::format("g_row < {}", limit);
+    const std::string at = fmt::format("{} + g_r * {} + g_cc", array, stride);
+    if (!transform) {
+      // Rows past the limit are zero-filled: nothing is read at the (valid) address given.
+      code.line(fmt::format(
+          "kiln_cp_async_16({0}, {1} ? {2} + (long long)g_row * {3} + g_cc : {2}, {1});", at, valid,
+          source, operand.row_stride));
+    } else {
+      // Rows past the limit stay zero (P' is 0 there; ops on a zero could give NaN).
+      e.open_block(fmt::format("if ({})", valid));
+      const DType dtype = operand.operand->type().dtype;
+      const std::string widen = dtype == DType::kF16 ? "kiln_f16_to_f32" : "kiln_bf16_to_f32";
+      code.line(fmt::format("g_half8* const g_chunk = reinterpret_cast<g_half8*>({});", at));
+      code.line("g_half8 g_w = *g_chunk;");
+      code.line("#pragma unroll");
+      if (const std::optional<uint16_t> scale = f16_scale(operand)) {
+        // One f16 multiply by a constant: pairs by mul.rn.f16x2 (rounded as the reference does).
+        const uint32_t pair = uint32_t{*scale} | (uint32_t{*scale} << 16);
+        e.open_block(fmt::format("for (int g_u = 0; g_u < {}; ++g_u)", kCopyElements / 2));
+        code.line(fmt::format("g_w.w[g_u] = kiln_mul_f16x2(g_w.w[g_u], 0x{:08x}u);", pair));
+      } else {
+        e.open_block(fmt::format("for (int g_u = 0; g_u < {}; ++g_u)", kCopyElements));
+        e.bind(operand.view, "g_u", e.temp("float", widen + "(g_w.h[g_u])"));
+        code.line(fmt::format("g_w.h[g_u] = {};",
+                              store_expression(dtype, e.element(operand.operand, "g_u"))));
+      }
+      e.close_block();
+      code.line("*g_chunk = g_w;");
+      e.close_block();
+    }
+    if (rows % rows_per_pass != 0) e.close_block();
+    e.close_block();
+    e.close_block();
+  }
+
+  // Tile `key0` of K' (and V', with `values`) into buffer `buffer` by cp.async, one group.
+  void issue_tile(ElementEmitter& e, const std::string& key0, const std::string& buffer,
+                  bool values) {
+    CodeWriter& code = e.code();
+    const std::string k_at = fmt::format("g_k + ({}) * {}", buffer, key_tile_ * k_stride_);
+    const std::string v_at = fmt::format("g_v + ({}) * {}", buffer, key_tile_ * v_stride_);
+    copy_rows(e, k_, "g_ksrc", k_at, key_tile_, a_.depth, k_stride_, key0, a_.keys, false);
+    if (values) {
+      copy_rows(e, v_, "g_vsrc", v_at, key_tile_, a_.columns, v_stride_, key0, a_.keys, false);
+    }
+    code.line("kiln_cp_async_commit();");
+  }
+
+  // The elementwise ops of K' and V' on the rows this thread copied into buffer `buffer`.
+  void transform_tile(ElementEmitter& e, const std::string& key0, const std::string& buffer,
+                      bool values) {
+    const std::string k_at = fmt::format("g_k + ({}) * {}", buffer, key_tile_ * k_stride_);
+    const std::string v_at = fmt::format("g_v + ({}) * {}", buffer, key_tile_ * v_stride_);
+    if (k_.transformed()) {
+      copy_rows(e, k_, "g_ksrc", k_at, key_tile_, a_.depth, k_stride_, key0, a_.keys, true);
+    }
+    if (values && v_.transformed()) {
+      copy_rows(e, v_, "g_vsrc", v_at, key_tile_, a_.columns, v_stride_, key0, a_.keys, true);
+    }
+  }
+
+  // Strided operands: the Q' tile by cp.async into g_qtile (K''s second buffer) while the first
+  // K' (and V') tile comes into the first; Q' kept as A fragments (ldmatrix).
+  void load_queries_strided(ElementEmitter& e) {
+    CodeWriter& code = e.code();
+    const int64_t d = a_.depth;
+    copy_rows(e, q_, "g_qsrc", "g_qtile", query_tile_, d, q_stride_, "g_m0", a_.queries, false);
+    code.line("kiln_cp_async_commit();");
+    issue_tile(e, "0", "0", online_);
+    code.line("kiln_cp_async_wait<1>();");
+    if (q_.transformed()) {
+      copy_rows(e, q_, "g_qsrc", "g_qtile", query_tile_, d, q_stride_, "g_m0", a_.queries, true);
+    }
+    code.line("__syncthreads();");
+    code.line(fmt::format("unsigned g_qf[{}][4];", d / 16));
+    code.line("#pragma unroll");
+    e.open_block(fmt::format("for (int g_kk = 0; g_kk < {}; ++g_kk)", d / 16));
+    code.line(fmt::format(
+        "kiln_ldmatrix_x4(g_qf[g_kk], g_qtile + (g_rows + g_lane % 16) * {} + g_kk * 16 + "
+        "g_lane / 16 * 8);",
+        q_stride_));
+    e.close_block();
+  }
+
   // The Q' tile (rows past M read row M - 1); on tensor cores staged in g_k and kept as A
   // fragments.
   void load_queries(ElementEmitter& e) {
+    if (strided_) {
+      load_queries_strided(e);
+      return;
+    }
     CodeWriter& code = e.code();
     const int64_t d = a_.depth;
     store_tile(
@@ -293,18 +546,59 @@ class TiledAttentionWriter {
   // probabilities and O += P'·V' too.
   void key_loop(ElementEmitter& e, bool statistics_only) {
     CodeWriter& code = e.code();
+    if (strided_) {
+      key_loop_strided(e, statistics_only);
+      return;
+    }
     e.open_block(
         fmt::format("for (int g_key0 = 0; g_key0 < {}; g_key0 += {})", a_.keys, key_tile_));
     code.line("__syncthreads();");
     load_keys(e);
     if (!statistics_only) load_values(e);
     code.line("__syncthreads();");
+    tile_math(e, statistics_only);
+    e.close_block();
+  }
+
+  // One key tile's scores and statistics; unless statistics_only, P and O += P'·V'.
+  void tile_math(ElementEmitter& e, bool statistics_only) {
     scores(e);
     if (statistics_only || online_) statistics(e, !statistics_only);
     if (!statistics_only) {
       if (!online_) normalized_probabilities(e);
       accumulate_output(e);
     }
+  }
+
+  // Strided operands, double-buffered: tile j + 1's copies are in flight while tile j is
+  // computed. Tile 0 was issued with Q' (first pass) or is issued here (second pass).
+  void key_loop_strided(ElementEmitter& e, bool statistics_only) {
+    CodeWriter& code = e.code();
+    const bool values = !statistics_only;
+    if (!first_pass_) {
+      code.line("__syncthreads();");  // every warp is done with the last pass's buffers
+      issue_tile(e, "0", "0", values);
+    }
+    first_pass_ = false;
+    e.open_block(fmt::format("for (int g_key0 = 0, g_buf = 0; g_key0 < {}; g_key0 += {}, g_buf ^= 1)",
+                             a_.keys, key_tile_));
+    code.line("kiln_cp_async_wait<0>();");
+    transform_tile(e, "g_key0", "g_buf", values);
+    code.line("__syncthreads();");
+    e.open_block(fmt::format("if (g_key0 + {} < {})", key_tile_, a_.keys));
+    issue_tile(e, fmt::format("g_key0 + {}", key_tile_), "g_buf ^ 1", values);
+    e.close_block();
+    code.line(fmt::format("const unsigned short* const g_kt = g_k + g_buf * {};",
+                          key_tile_ * k_stride_));
+    if (values) {
+      code.line(fmt::format("const unsigned short* const g_vt = g_v + g_buf * {};",
+                            key_tile_ * v_stride_));
+    }
+    // A warp whose rows all lie past M (the last query tile) skips the math.
+    const bool partial_tile = a_.queries % query_tile_ != 0;
+    if (partial_tile) e.open_block(fmt::format("if (g_m0 + g_rows < {})", a_.queries));
+    tile_math(e, statistics_only);
+    if (partial_tile) e.close_block();
     e.close_block();
   }
 
@@ -352,8 +646,18 @@ class TiledAttentionWriter {
     code.line(
         fmt::format("const int g_q = min(g_m0 + g_rows + g_g + g_h / 2 * 8, {});", a_.queries - 1));
     code.line("const int g_key = g_key0 + g_split + g_n * 8 + 2 * g_t + g_h % 2;");
-    return e.index_temp(
-        fmt::format("(g_b * {} + g_q) * {} + min(g_key, {})", a_.queries, a_.keys, a_.keys - 1));
+    // Keys past N (only in a last, partial key tile) are clamped for the score ops' reads.
+    const bool whole_tiles = a_.keys % key_tile_ == 0;
+    const std::string key =
+        whole_tiles ? "g_key" : e.index_temp(fmt::format("min(g_key, {})", a_.keys - 1));
+    const std::string at =
+        e.index_temp(fmt::format("(g_b * {} + g_q) * {} + {}", a_.queries, a_.keys, key));
+    // The score ops (a mask broadcast over heads and rows) index by coordinates known here.
+    std::vector<std::string> coordinates = batch_coordinates_;
+    coordinates.push_back("g_q");
+    coordinates.push_back(key);
+    e.set_coordinates(at, a_.scores->result()->type().shape, coordinates);
+    return at;
   }
 
   void open_fragment_loops(ElementEmitter& e) {
@@ -368,7 +672,20 @@ class TiledAttentionWriter {
   void scores(ElementEmitter& e) {
     CodeWriter& code = e.code();
     code.line(fmt::format("float g_s[{}][4] = {{}};", split_keys_ / 8));
-    if (tensor_cores_) {
+    if (strided_) {
+      // ldmatrix: keys g_n·8.. and (g_n + 1)·8.. at d 16·g_kk and + 8: B fragments of two mmas.
+      code.line("#pragma unroll");
+      e.open_block(fmt::format("for (int g_kk = 0; g_kk < {}; ++g_kk)", a_.depth / 16));
+      code.line("#pragma unroll");
+      e.open_block(fmt::format("for (int g_n = 0; g_n < {}; g_n += 2)", split_keys_ / 8));
+      code.line("unsigned g_kf[4];");
+      code.line(fmt::format(
+          "kiln_ldmatrix_x4(g_kf, g_kt + (g_split + g_n * 8 + g_lane / 16 * 8 + g_lane % 8) * {} "
+          "+ g_kk * 16 + g_lane / 8 % 2 * 8);",
+          k_stride_));
+      code.line(fmt::format("{}(g_s[g_n], g_qf[g_kk], g_kf);", mma_function(qk_type_)));
+      code.line(fmt::format("{}(g_s[g_n + 1], g_qf[g_kk], g_kf + 2);", mma_function(qk_type_)));
+    } else if (tensor_cores_) {
       code.line("#pragma unroll");
       e.open_block(fmt::format("for (int g_kk = 0; g_kk < {}; ++g_kk)", a_.depth / 16));
       code.line("#pragma unroll");
@@ -404,8 +721,12 @@ class TiledAttentionWriter {
     open_fragment_loops(e);
     const std::string at = score_index(e);
     e.bind(a_.scores->result(), at, e.temp("float", rounded(*a_.scores, "g_s[g_n][g_h]")));
-    code.line(fmt::format("g_s[g_n][g_h] = g_key < {} ? {} : {};", a_.keys,
-                          e.element(a_.softmax->operand(0), at), minus_inf_));
+    if (a_.keys % key_tile_ == 0) {
+      code.line(fmt::format("g_s[g_n][g_h] = {};", e.element(a_.softmax->operand(0), at)));
+    } else {
+      code.line(fmt::format("g_s[g_n][g_h] = g_key < {} ? {} : {};", a_.keys,
+                            e.element(a_.softmax->operand(0), at), minus_inf_));
+    }
     e.close_block();
     e.close_block();
   }
@@ -426,12 +747,21 @@ class TiledAttentionWriter {
     code.line("g_tile_max = kiln_max(g_tile_max, __shfl_xor_sync(0xffffffffu, g_tile_max, 1));");
     code.line("g_tile_max = kiln_max(g_tile_max, __shfl_xor_sync(0xffffffffu, g_tile_max, 2));");
     code.line("const float g_new_max = kiln_max(g_max[g_r], g_tile_max);");
+    // Online: exp(s − max) as exp2f((s − max)·log2(e)) (MUFU.EX2; s − max as exp takes it, so
+    // scores near ±3.4e38 do not overflow as max·log2(e) would). An inline ex2.approx.ftz was
+    // tried: ptxas then spilled 12 bytes at 128 registers.
+    const std::string log2e = fmt::format("{:.9g}f", kLog2e);
+    const auto exp_minus_base = [&](const std::string& x) {
+      return online_ ? fmt::format("exp2f(({} - g_base) * {})", x, log2e)
+                     : fmt::format("exp({} - g_base)", x);
+    };
     code.line(fmt::format("const float g_base = g_new_max == {} ? 0.0f : g_new_max;", minus_inf_));
     if (nan_guard_ && probabilities) {
       nan_flags(e);
-      code.line("const float g_scale = g_nan[g_r] ? 0.0f : exp(g_max[g_r] - g_base);");
+      code.line(fmt::format("const float g_scale = g_nan[g_r] ? 0.0f : {};",
+                            exp_minus_base("g_max[g_r]")));
     } else {
-      code.line("const float g_scale = exp(g_max[g_r] - g_base);");
+      code.line(fmt::format("const float g_scale = {};", exp_minus_base("g_max[g_r]")));
     }
     code.line("g_max[g_r] = g_new_max;");
     code.line("g_sum[g_r] *= g_scale;");
@@ -447,8 +777,9 @@ class TiledAttentionWriter {
     code.line("#pragma unroll");
     e.open_block("for (int g_h = 2 * g_r; g_h < 2 * g_r + 2; ++g_h)");
     code.line(nan_guard_ && probabilities
-                  ? "const float g_p = g_nan[g_r] ? 0.0f : exp(g_s[g_n][g_h] - g_base);"
-                  : "const float g_p = exp(g_s[g_n][g_h] - g_base);");
+                  ? fmt::format("const float g_p = g_nan[g_r] ? 0.0f : {};",
+                                exp_minus_base("g_s[g_n][g_h]"))
+                  : fmt::format("const float g_p = {};", exp_minus_base("g_s[g_n][g_h]")));
     code.line("g_sum[g_r] += g_p;");
     if (probabilities) code.line("g_s[g_n][g_h] = g_p;");
     e.close_block();
@@ -562,6 +893,21 @@ class TiledAttentionWriter {
           "* g_kk + 1][2], g_s[2 * g_kk + 1][3])}};",
           pack_function(pv_type_)));
       code.line("#pragma unroll");
+      if (strided_) {
+        // ldmatrix.trans of V' [key][e]: keys 16·g_kk.. and + 8 at columns g_c·8.. and
+        // (g_c + 1)·8..: B fragments of two mmas.
+        e.open_block(fmt::format("for (int g_c = 0; g_c < {}; g_c += 2)", a_.columns / 8));
+        code.line("unsigned g_vf[4];");
+        code.line(fmt::format(
+            "kiln_ldmatrix_x4_trans(g_vf, g_vt + (g_split + g_kk * 16 + g_lane / 8 % 2 * 8 + "
+            "g_lane % 8) * {} + g_c * 8 + g_lane / 16 * 8);",
+            v_stride_));
+        code.line(fmt::format("{}(g_o[g_c], g_pf, g_vf);", mma_function(pv_type_)));
+        code.line(fmt::format("{}(g_o[g_c + 1], g_pf, g_vf + 2);", mma_function(pv_type_)));
+        e.close_block();
+        e.close_block();
+        return;
+      }
       e.open_block(fmt::format("for (int g_c = 0; g_c < {}; ++g_c)", a_.columns / 8));
       code.line(fmt::format(
           "const int g_at = (g_c * 8 + g_g) * {} + g_split + g_kk * 16 + 2 * g_t;", v_stride_));
@@ -680,6 +1026,11 @@ class TiledAttentionWriter {
   DType qk_type_ = DType::kF16, pv_type_ = DType::kF16;
   bool online_ = true;
   bool nan_guard_ = false;  // online, P' = where(is_nan(P), 0, P) (see statistics())
+  // Q', K', V' strided views of inputs: cp.async tiles, double-buffered K'/V', ldmatrix.
+  bool strided_ = false;
+  bool first_pass_ = true;
+  StridedOperand q_, k_, v_;
+  std::vector<std::string> batch_coordinates_;
   std::string minus_inf_, plus_inf_;
 };
 

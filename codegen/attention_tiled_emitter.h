@@ -8,6 +8,11 @@
 //     and their partial rows are combined at the end (more blocks and warps for small batches);
 //   - the Q' tile is read through the element machinery (any prologue of slices, reshapes,
 //     transposes, casts and scales works; rows past M read row M − 1 and are not stored);
+//   - strided fast path (16-bit): when Q', K', V' are strided views of inputs (strided_view.h),
+//     perhaps scaled by one-element constants, head size contiguous and rows 16-byte aligned,
+//     their rows come by cp.async (Q' once; K' and V' [key][·] double-buffered, the next tile's
+//     copies in flight during this tile's math), the scalar ops run on the copied chunks, and
+//     fragments come by ldmatrix (.trans for V');
 //   - per key tile (64 keys of 16-bit values; 32 keys of floats) K' and V' are read the same way
 //     into shared memory, keys past N as zeros; S = Q'·K' by mma.sync m16n8k16 with f32
 //     accumulation (Q' kept as A fragments, K' [key][d] and V'ᵀ [e][key] read as 32-bit pairs,
@@ -29,7 +34,7 @@
 //     tiles), and the block's threads write each output element through the epilogue.
 //
 // Shared memory, at most about 36 KB: 16-bit: 64 × (D + 8) + E × 72 values (Q' staged in the K'
-// buffer); f32: Q' 64 × (D + 4), K' and V' 32 × (D + 4), 32 × (E + 4), P 64 × (keys a warp + 4).
+// buffer); strided: 2 × 64 × (D + 8) + 2 × 64 × (E + 8) values (dynamic above 48 KB); f32: Q' 64 × (D + 4), K' and V' 32 × (D + 4), 32 × (E + 4), P 64 × (keys a warp + 4).
 #pragma once
 
 #include "codegen/attention_body.h"

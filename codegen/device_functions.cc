@@ -300,6 +300,13 @@ __device__ __forceinline__ void kiln_block_arg_reduce(T& best, long long& best_i
       //   tf32 m16n8k8: a[0] = A(g, t), a[1] = A(g+8, t), a[2] = A(g, t+4), a[3] = A(g+8, t+4);
       //     b[0] = B(t, g), b[1] = B(t+4, g); each register one f32 bit pattern rounded to tf32.
       //   accumulator (both): c[0..1] = C(g, 2t..2t+1), c[2..3] = C(g+8, 2t..2t+1), f32.
+      // Two f16 products in one instruction, each rounded to nearest even: a·b of the halves.
+      {"kiln_mul_f16x2",
+       R"(__device__ __forceinline__ unsigned kiln_mul_f16x2(unsigned a, unsigned b) {
+  unsigned c;
+  asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(c) : "r"(a), "r"(b));
+  return c;
+})"},
       // Two floats rounded to f16 / bf16 (nearest even) by one instruction: `low` in bits 0-15.
       {"kiln_pack_f16x2",
        R"(__device__ __forceinline__ unsigned kiln_pack_f16x2(float low, float high) {

@@ -188,8 +188,17 @@ void ElementEmitter::set_override(const Value* value, Override compute) {
   overrides_[value] = std::move(compute);
 }
 
+void ElementEmitter::set_coordinates(const std::string& index, const Shape& shape,
+                                     std::vector<std::string> coordinates) {
+  scopes_.back().coordinates[{index, shape}] = std::move(coordinates);
+}
+
 std::string ElementEmitter::coordinate(const std::string& index, const Shape& shape, size_t d) {
   if (shape[d] == 1) return "0";
+  for (auto scope = scopes_.rbegin(); scope != scopes_.rend(); ++scope) {
+    auto it = scope->coordinates.find({index, shape});
+    if (it != scope->coordinates.end()) return it->second[d];
+  }
   const int64_t stride = product_of(shape, d + 1, shape.size());
   std::string expression = parenthesized(index);
   if (stride != 1) expression += " / " + std::to_string(stride);

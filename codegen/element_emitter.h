@@ -64,6 +64,11 @@ class ElementEmitter {
   using Override = std::function<std::string(const std::string& index)>;
   void set_override(const Value* value, Override compute);
 
+  // Makes coordinate(index, shape, d) return coordinates[d] in the current scope (a kernel that
+  // knows an index's coordinates saves the divisions that would recover them).
+  void set_coordinates(const std::string& index, const Shape& shape,
+                       std::vector<std::string> coordinates);
+
   // Shape arithmetic on flat indices (variables for anything not trivial):
   // coordinate d of `index` in a tensor of `shape`,
   std::string coordinate(const std::string& index, const Shape& shape, size_t d);
@@ -86,6 +91,7 @@ class ElementEmitter {
   struct Scope {
     std::map<std::pair<const Value*, std::string>, std::string> elements;
     std::map<std::string, std::string> temps;  // expression -> variable
+    std::map<std::pair<std::string, Shape>, std::vector<std::string>> coordinates;
   };
 
   CodeWriter& code_;

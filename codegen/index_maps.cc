@@ -49,7 +49,8 @@ std::string transpose_element(ElementEmitter& e, const Node& node, const std::st
   return e.element(node.operand(0), e.flat_index(in, in_shape(node)));
 }
 
-// Slice's first element and step along an axis of `dim` elements, clamped as ONNX says.
+}  // namespace
+
 std::pair<int64_t, int64_t> slice_start_step(int64_t start, int64_t step, int64_t dim) {
   if (start < 0) start = std::max<int64_t>(start, -dim) + dim;
   const int64_t longest = std::max<int64_t>(dim, 1);
@@ -57,6 +58,8 @@ std::pair<int64_t, int64_t> slice_start_step(int64_t start, int64_t step, int64_
   start = step > 0 ? std::clamp<int64_t>(start, 0, dim) : std::clamp<int64_t>(start, 0, dim - 1);
   return {start, step};
 }
+
+namespace {
 
 std::string slice_element(ElementEmitter& e, const Node& node, const std::string& index) {
   const Shape& in = in_shape(node);

@@ -47,6 +47,25 @@ bool reads_broadcast_tensor(const Node& node) {
 // The most nodes a producer group may have for the cost model to recompute it in a consumer.
 constexpr size_t kMaxRecomputedNodes = 8;
 
+// Whether `node` moves data without computing (a reshape, transpose or slice; a gather of one
+// constant index) or computes elementwise with one-element constants beside its one operand (a
+// scale): a chain of these from a buffer is what the attention kernel copies as a strided view.
+bool is_view_or_scalar_op(const Node& node) {
+  const std::string& op = node.op();
+  if (op == "reshape" || op == "transpose" || op == "slice") return true;
+  if (op == "gather") {
+    const Value* indices = node.operand(1);
+    return indices->is_constant() && indices->type().num_elements() == 1;
+  }
+  const OpCategory category = node.info().category;
+  if (category != OpCategory::kElementwise && category != OpCategory::kBroadcast) return false;
+  int tensors = 0;
+  for (const Value* operand : node.operands()) {
+    tensors += !(operand->is_constant() && operand->type().num_elements() == 1);
+  }
+  return tensors == 1;
+}
+
 std::string shape_text(const Value* value) { return type_to_string(value->type()); }
 
 class Planner {
@@ -236,6 +255,14 @@ class Planner {
                                           const Value& operand) const {
     const Group& producers = groups_[from];
     if (producers.anchor || producers.nodes.size() <= kMaxRecomputedNodes) return "";
+    // The scores of an attention read Q' and K' by tiles: a chain of views and scales of a
+    // buffer (torchvision's packed QKV unbound, its batch and heads merged and split again) is
+    // copied as a strided view there, its arithmetic once per copied element.
+    if (is_attention_scores(consumer) &&
+        std::all_of(producers.nodes.begin(), producers.nodes.end(),
+                    [](const Node* node) { return is_view_or_scalar_op(*node); })) {
+      return "";
+    }
     const int64_t read = operand.type().num_elements();
     const int64_t computed = consumer.result(0)->type().num_elements();
     if (read == 0 || computed <= read) return "";
@@ -243,6 +270,23 @@ class Planner {
         "its fusion has {} ops, more than the {} the cost model recomputes, and {} reads each of "
         "its {} elements {} times (broadcast): it is stored once instead",
         producers.nodes.size(), kMaxRecomputedNodes, consumer.op(), read, computed / read);
+  }
+
+  // Whether `node` is a matmul whose result reaches a softmax through elementwise ops alone (one
+  // user each): the scores of an attention.
+  bool is_attention_scores(const Node& node) const {
+    if (node.op() != "matmul") return false;
+    const Value* value = node.result(0);
+    for (int depth = 0; depth < 16; ++depth) {
+      auto found = users_.find(value);
+      if (found == users_.end() || found->second.size() != 1) return false;
+      const Node* user = found->second.front();
+      if (user->op() == "softmax") return true;
+      const OpCategory category = user->info().category;
+      if (category != OpCategory::kElementwise && category != OpCategory::kBroadcast) return false;
+      value = user->result(0);
+    }
+    return false;
   }
 
   // Whether the merged group can write the escaping values as extra outputs: they and every

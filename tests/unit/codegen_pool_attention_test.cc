@@ -156,7 +156,9 @@ TEST(CodegenPoolAttention, OpsAfterTheSoftmaxBesidesCastsAndTheNanGuardTakeTwoPa
   Program guarded = lower_text(attention_graph(100, "f16", 1, 2, 16, AfterSoftmax::kNanGuard));
   const std::string& guarded_pass = guarded.kernels[0].source;
   EXPECT_EQ(guarded_pass.find("g_key0 += 64"), guarded_pass.rfind("g_key0 += 64")) << guarded_pass;
-  EXPECT_NE(guarded_pass.find("g_nan[g_r] ? 0.0f : exp(g_s[g_n][g_h] - g_base)"), std::string::npos)
+  // exp(s − max) as exp2f of (s − max)·log2(e).
+  EXPECT_NE(guarded_pass.find("g_nan[g_r] ? 0.0f : exp2f((g_s[g_n][g_h] - g_base) * 1.44269504f)"),
+            std::string::npos)
       << guarded_pass;
   EXPECT_NE(guarded_pass.find("g_guarded || g_den == 0.0f ? g_num : g_num / g_den"),
             std::string::npos)
@@ -182,6 +184,93 @@ TEST(CodegenPoolAttention, RowAttentionBeyond48KBOfSharedMemoryIsRefused) {
               std::string::npos)
         << error.what();
   }
+}
+
+// BERT-style attention on a packed f16 QKV projection [batch, seq, 3 · heads · 64]: Q', K', V'
+// are slices of it, reshaped and transposed (K' transposed again), Q' and K' scaled as
+// scaled_dot_product_attention exports them; `query_view` replaces Q''s view (a reshape that is
+// no strided view keeps every operand on the element path).
+std::string packed_attention_graph(int batch, int heads, int seq, bool strided_query = true) {
+  const std::string b = std::to_string(batch), h = std::to_string(heads),
+                    n = std::to_string(seq), hidden = std::to_string(heads * 64),
+                    packed = std::to_string(3 * heads * 64);
+  const std::string bhsd = "f16[" + b + "," + h + "," + n + ",64]";
+  const std::string bhds = "f16[" + b + "," + h + ",64," + n + "]";
+  const std::string scores = "[" + b + "," + h + "," + n + "," + n + "]";
+  std::string views;
+  for (int i = 0; i < 3; ++i) {
+    const std::string part(1, "qkv"[i]);
+    views += "  %" + part + "0 = slice(%x) {axes=[2], ends=[" + std::to_string((i + 1) * heads * 64) +
+             "], starts=[" + std::to_string(i * heads * 64) + "], steps=[1]} : f16[" + b + "," + n +
+             "," + hidden + "]\n";
+    if (i == 0 && !strided_query) {
+      // [b, n, h·64] → [n, b, h·64] → [b, h, n, 64] by a reshape that mixes n and b.
+      views += "  %qt = transpose(%q0) {perm=[1, 0, 2]} : f16[" + n + "," + b + "," + hidden +
+               "]\n  %q = reshape(%qt) {shape=[" + b + ", " + h + ", " + n + ", 64]} : " + bhsd +
+               "\n";
+      continue;
+    }
+    views += "  %" + part + "1 = reshape(%" + part + "0) {shape=[" + b + ", " + n + ", " + h +
+             ", 64]} : f16[" + b + "," + n + "," + h + ",64]\n  %" + part + " = transpose(%" +
+             part + "1) {perm=[0, 2, 1, 3]} : " + bhsd + "\n";
+  }
+  const std::string x = "f16[" + b + "," + n + "," + packed + "]";
+  const std::string mask = "f16[" + b + ",1,1," + n + "]";
+  return "graph @g(%x: " + x + ", %mask: " + mask + ") -> (" + bhsd +
+         ") {\n  %0 = fusion.attention(%x, %mask) {\n  ^(%x: " + x + ", %mask: " + mask +
+         "):\n" + views + "  %kt = transpose(%k) {perm=[0, 1, 3, 2]} : " +
+         bhds + "\n  %root = const f16[] 0.35355339\n  %qs = mul(%q, %root) : " + bhsd +
+         "\n  %ks = mul(%kt, %root) : " + bhds + "\n  %s = matmul(%qs, %ks) : f16" + scores +
+         "\n  %am = add(%s, %mask) : f16" + scores + "\n  %af = cast(%am) {to=f32} : f32" +
+         scores + "\n  %p = softmax(%af) {axis=-1} : f32" + scores +
+         "\n  %nan = is_nan(%p) : bool" + scores + "\n  %zero = const f32[] 0.0\n" +
+         "  %g = where(%nan, %zero, %p) : f32" + scores + "\n  %gh = cast(%g) {to=f16} : f16" +
+         scores + "\n  %o = matmul(%gh, %v) : " + bhsd + "\n  yield %o\n  } : " + bhsd +
+         " loc(\"/Attention\")\n  return %0\n}\n";
+}
+
+TEST(CodegenPoolAttention, PackedQkvViewsComeByCpAsyncDoubleBuffered) {
+  // BERT-base at batch 4: 4 · 12 · 2 = 96 blocks of 64 query rows (a block per SM of the default
+  // target or more: 4 row warps), 128 keys in two 64-key tiles.
+  Program program = lower_graph(*parse_graph(packed_attention_graph(4, 12, 128)), {});
+  ASSERT_EQ(program.kernels.size(), 1u);
+  const std::string& source = program.kernels[0].source;
+  // The three operands' rows by 16-byte cp.async from the packed input at their slice offsets
+  // (Q' at 0, K' at 768, V' at 1536; a batch step of 128 · 2304 and a head step of 64), two
+  // buffers, the next tile issued before the current one's math, fragments by ldmatrix.
+  EXPECT_NE(source.find("const auto g_ksrc = in0 + (768LL"), std::string::npos) << source;
+  EXPECT_NE(source.find("const auto g_vsrc = in0 + (1536LL"), std::string::npos) << source;
+  EXPECT_NE(source.find("* 294912"), std::string::npos) << source;
+  EXPECT_NE(source.find("kiln_cp_async_16(g_k + (g_buf ^ 1) * "), std::string::npos) << source;
+  EXPECT_NE(source.find("g_row < 128 ? g_ksrc + (long long)g_row * 2304 + g_cc : g_ksrc"),
+            std::string::npos)
+      << source;
+  EXPECT_NE(source.find("kiln_ldmatrix_x4_trans(g_vf, g_vt"), std::string::npos) << source;
+  // The scale of Q' and K' (an f16 product by sqrt(1/8), 0x35a8 in f16) runs on the copied
+  // elements two at a time, rounded to f16 as the reference rounds.
+  EXPECT_NE(source.find("g_w.w[g_u] = kiln_mul_f16x2(g_w.w[g_u], 0x35a835a8u);"),
+            std::string::npos)
+      << source;
+  // 128 keys are two whole tiles: no key is clamped or scored -inf.
+  EXPECT_EQ(source.find("min(g_key"), std::string::npos) << source;
+  // The mask is read at its (batch, key) coordinates, not by dividing the score's flat index.
+  EXPECT_EQ(source.find("% 128;"), std::string::npos) << source;
+  compile_for_sm80_and_sm90(program);
+}
+
+TEST(CodegenPoolAttention, OperandsThatAreNoStridedViewTakeTheElementPath) {
+  // Q' through a reshape that mixes the sequence and batch axes: no strided view, so the kernel
+  // reads all three operands through the element machinery, as before.
+  Program program =
+      lower_graph(*parse_graph(packed_attention_graph(2, 2, 80, /*strided_query=*/false)), {});
+  ASSERT_EQ(program.kernels.size(), 1u);
+  const std::string& source = program.kernels[0].source;
+  EXPECT_EQ(source.find("kiln_cp_async"), std::string::npos) << source;
+  EXPECT_EQ(source.find("ldmatrix"), std::string::npos) << source;
+  // And separate Q, K, V inputs with K' stored [d][key] (keys contiguous, not the head size).
+  Program separate = lower_text(attention_graph(100, "f16", 1, 2, 16));
+  EXPECT_EQ(separate.kernels[0].source.find("kiln_cp_async"), std::string::npos);
+  compile_for_sm80_and_sm90(program);
 }
 
 }  // namespace

@@ -144,6 +144,11 @@ inline unsigned kiln_pack_f16x2(float lo, float hi) {
 inline unsigned kiln_pack_bf16x2(float lo, float hi) {
   return kiln_f32_to_bf16(lo) | (unsigned(kiln_f32_to_bf16(hi)) << 16);
 }
+// mul.rn.f16x2: the product of two f16 values is exact in float, so one rounding.
+inline unsigned kiln_mul_f16x2(unsigned a, unsigned b) {
+  return kiln_pack_f16x2(kiln_f16_to_f32(a & 0xffffu) * kiln_f16_to_f32(b & 0xffffu),
+                         kiln_f16_to_f32(a >> 16) * kiln_f16_to_f32(b >> 16));
+}
 
 // cp.async, deferred as late as the PTX allows: a thread's copies happen when a
 // cp.async.wait_group leaves fewer groups in flight than it committed, so a missing wait or

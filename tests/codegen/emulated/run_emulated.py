@@ -66,6 +66,10 @@ MUTATIONS = {
     # Q' staged there) while another still reads it.
     "no_barrier_before_key_tile": (r"(for \(int g_key0 = 0; [^\n]*\n\s*)__syncthreads\(\);\n",
                                    r"\1"),
+    # The strided attention's key loop waits for the tile's cp.async copies before its barrier:
+    # without the wait, warps read a K'/V' tile still in flight.
+    "no_cp_async_wait_in_key_loop": (r"(g_buf \^= 1\) \{\n\s*)kiln_cp_async_wait<0>\(\);\n",
+                                     r"\1"),
     # kiln_block_reduce closes with a barrier: no warp writes `partials` again (the next
     # reduction's) while another still reads them.
     "no_barrier_closing_block_reduce": (
