@@ -186,4 +186,22 @@ std::optional<StridedView> strided_view(const Value* value,
   return view;
 }
 
+std::optional<FlatStridedView> flat_strided_view(
+    const Value* value, const std::function<bool(const Value*)>& is_source) {
+  const std::optional<PartedView> parted = parted_view(value, is_source);
+  if (!parted) return std::nullopt;
+  Axis flat;
+  for (const Axis& axis : parted->axes) {
+    for (const Part& part : axis) flat.push_back(part);
+  }
+  flat = merged(flat);
+  FlatStridedView view{parted->source, {}, parted->offset};
+  int64_t inner = 1;
+  for (size_t j = flat.size(); j-- > 0;) {
+    view.digits.insert(view.digits.begin(), {flat[j].size, flat[j].stride, inner});
+    inner *= flat[j].size;
+  }
+  return view;
+}
+
 }  // namespace kiln::codegen

@@ -30,6 +30,25 @@ struct StridedView {
   int64_t offset = 0;             // the source index of element (0, ..., 0)
 };
 
+// A view by its flat index: the view's element at flat (row-major) index f is the source's
+// element at offset + Σ_j (f / inner_j mod size_j) · stride_j over `digits`, outermost first
+// (inner_j: the product of the later digits' sizes). Every strided view has this form, and so
+// have views whose axes are not one progression each (a transpose then a reshape that merges
+// axes: BERT's attention output read as [batch · seq, heads · head]).
+struct FlatStridedView {
+  struct Digit {
+    int64_t size, stride, inner;
+  };
+  const Value* source = nullptr;
+  std::vector<Digit> digits;
+  int64_t offset = 0;
+};
+
+// `value` as a flat strided view of a value for which `is_source` holds (the same composition
+// as strided_view, without requiring one progression an axis); nullopt as strided_view.
+std::optional<FlatStridedView> flat_strided_view(
+    const Value* value, const std::function<bool(const Value*)>& is_source);
+
 // The strided view `value` is of a value for which `is_source` holds, following producers through
 // the data-movement ops above; nullopt when another op lies on the way or a reshape breaks the
 // strides. A value for which is_source holds is its own contiguous view.

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "codegen/mma_contraction_emitter.h"
+#include "codegen/strided_view.h"
 #include "ir/error.h"
 
 namespace kiln::codegen {
@@ -24,6 +25,45 @@ bool reads_a_as_it_lies(const KernelParams& params, const ContractionView& view)
   return async_vector_width(params, view.a_operand(), view.a_contiguous_run(), 2) == kVector;
 }
 
+// A as a flat strided view of a kernel input whose 8-value chunks along k (A lying along k in
+// rows of whole chunks) are 16-byte-aligned runs of that input: the innermost digit of the view
+// has stride 1 and whole chunks, every other stride and the offset are whole chunks. BERT's
+// attention output read as [batch · seq, heads · head] by the output projection, ViT's
+// sequence-first transpose of its tokens.
+std::optional<FlatStridedView> a_chunk_view(const KernelParams& params,
+                                            const ContractionView& view) {
+  const Value* a = view.a_operand();
+  if (params.is_input(a) || view.a_contiguous_along_m() || view.a_contiguous_run() % kVector != 0) {
+    return std::nullopt;
+  }
+  std::optional<FlatStridedView> flat =
+      flat_strided_view(a, [&](const Value* value) { return params.is_input(value); });
+  if (!flat || flat->digits.empty() || flat->source->type().dtype != a->type().dtype ||
+      flat->offset % kVector != 0) {
+    return std::nullopt;
+  }
+  const FlatStridedView::Digit& last = flat->digits.back();
+  if (last.stride != 1 || last.size % kVector != 0) return std::nullopt;
+  for (const FlatStridedView::Digit& digit : flat->digits) {
+    if (digit.stride % kVector != 0 && &digit != &last) return std::nullopt;
+  }
+  return flat;
+}
+
+// The index in the view's source of A's element at flat index `at` (below A's size, so the
+// outermost digit needs no modulo).
+std::string source_index(ElementEmitter& e, const FlatStridedView& view, const std::string& at) {
+  std::string sum = std::to_string(view.offset);
+  for (size_t j = 0; j < view.digits.size(); ++j) {
+    const FlatStridedView::Digit& digit = view.digits[j];
+    if (digit.stride == 0) continue;
+    std::string place = digit.inner == 1 ? at : fmt::format("{} / {}", at, digit.inner);
+    if (j > 0) place = fmt::format("({}) % {}", place, digit.size);
+    sum += fmt::format(" + ({}) * {}", place, digit.stride);
+  }
+  return e.index_temp(sum);
+}
+
 // Whether A can be gathered in 16-byte chunks: a kernel input lying along k in runs of whole
 // chunks at one m (a_gather_run), each wholly inside the operand or in its padding.
 bool gathers_a(const KernelParams& params, const ContractionView& view) {
@@ -41,6 +81,9 @@ struct SwizzledTile {
   int64_t offset = 0;      // bytes from the start of a stage
   std::string parameter;   // the buffer the copies read
   bool gathered = false;   // A read in runs of whole chunks (a_gather_run), zero where padded
+  // A computed by data movement alone from the buffer `parameter` (a_chunk_view): copies read
+  // the buffer's elements that A's elements are.
+  std::optional<FlatStridedView> view;
 
   int rows() const { return k_major ? extent : kWgmmaTileK; }
   int chunks_per_row() const { return k_major ? kRowBytes / 16 : extent / kVector; }
@@ -87,8 +130,12 @@ class WgmmaKernelWriter {
         e_(e),
         code_(e.code()),
         index_(e.index_type()) {
-    a_ = {'a', !view.a_contiguous_along_m(), kWgmmaBlockM, 0, e.params().read(view.a_operand()),
-          !reads_a_as_it_lies(e.params(), view)};
+    a_.name = 'a';
+    a_.k_major = !view.a_contiguous_along_m();
+    a_.extent = kWgmmaBlockM;
+    a_.view = a_chunk_view(e.params(), view);
+    a_.parameter = e.params().read(a_.view ? a_.view->source : view.a_operand());
+    a_.gathered = !a_.view && !reads_a_as_it_lies(e.params(), view);
     b_ = {'b', view.b_contiguous_along_k(), tiling.block_n, a_.bytes(),
           e.params().read(view.b_operand())};
     stage_bytes_ = a_.bytes() + b_.bytes();
@@ -174,7 +221,8 @@ class WgmmaKernelWriter {
   void load_step(const std::string& k0, const std::string& stage) {
     load_tile(a_, k0, stage, "g_m0", view_.rows,
               [&](const std::string& m, const std::string& k) {
-                return view_.a_index(e_, "g_b", m, k);
+                const std::string at = view_.a_index(e_, "g_b", m, k);
+                return a_.view ? source_index(e_, *a_.view, at) : at;
               },
               [&](const std::string& m, const std::string& k) {
                 return view_.a_padding(e_, "g_b", m, k);
@@ -293,7 +341,8 @@ bool takes_wgmma_contraction(const KernelBody& body, const Node& anchor,
   if (a != b || !is_16_bit(a) || view.batch > 65535) return false;
   KernelParams params;
   for (const Value* input : body.inputs) params.add_input(input);
-  if (!(reads_a_as_it_lies(params, view) || gathers_a(params, view)) ||
+  if (!(reads_a_as_it_lies(params, view) || gathers_a(params, view) ||
+        a_chunk_view(params, view)) ||
       async_vector_width(params, view.b_operand(), view.b_contiguous_run(), 2) != kVector) {
     return false;
   }

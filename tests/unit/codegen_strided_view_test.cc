@@ -2,7 +2,8 @@
 // reshape and transpose (also as the key operand's transpose), torchvision's unbind by a constant
 // gather with batch and heads merged and split again, a strided axis split by a reshape,
 // a transpose that leaves the last axis strided, and reshapes that are no view (merging axes a
-// transpose or slice made non-contiguous) rejected. Every view found is checked element by element
+// transpose or slice made non-contiguous) rejected; the flat form of views whose axes are not one
+// progression each (BERT's attention output and ViT's sequence-first tokens, as gemm operands). Every view found is checked element by element
 // against the reference interpreter run on a source holding its own flat indices.
 #include <gtest/gtest.h>
 
@@ -160,6 +161,56 @@ graph @g(%x: f32[4,8]) -> (f32[8,4]) {
   return %t
 })");
   EXPECT_FALSE(view_of_output(*graph));
+}
+
+// Checks every element of the graph's output against the flat view's digits.
+void expect_flat_view_matches_reference(const Graph& graph, const FlatStridedView& view) {
+  const Value* source = graph.inputs()[0];
+  std::vector<float> iota(static_cast<size_t>(source->type().num_elements()));
+  std::iota(iota.begin(), iota.end(), 0.0f);
+  const std::vector<Tensor> out =
+      run_reference(graph, {Tensor::from_vector(DType::kF32, source->type().shape, iota)});
+  ASSERT_EQ(out.size(), 1u);
+  for (int64_t i = 0; i < out[0].num_elements(); ++i) {
+    int64_t at = view.offset;
+    for (const FlatStridedView::Digit& digit : view.digits) {
+      at += i / digit.inner % digit.size * digit.stride;
+    }
+    ASSERT_EQ(static_cast<int64_t>(out[0].get_double(i)), at) << "element " << i;
+  }
+}
+
+TEST(StridedView, FlatViewOfMergedTransposedAxes) {
+  // BERT's attention output [batch, heads, seq, head] read by the output projection as
+  // [batch · seq, heads · head]: no axis is one progression, the flat form has four digits.
+  const auto bert = parse_graph(R"(
+graph @g(%o: f32[2,3,5,8]) -> (f32[10,24]) {
+  %t = transpose(%o) {perm=[0, 2, 1, 3]} : f32[2,5,3,8]
+  %r = reshape(%t) {shape=[10, 24]} : f32[10,24]
+  return %r
+})");
+  const Value* o = bert->inputs()[0];
+  EXPECT_FALSE(strided_view(bert->outputs()[0], [&](const Value* v) { return v == o; }));
+  const std::optional<FlatStridedView> flat =
+      flat_strided_view(bert->outputs()[0], [&](const Value* v) { return v == o; });
+  ASSERT_TRUE(flat);
+  ASSERT_EQ(flat->digits.size(), 4u);
+  EXPECT_EQ(flat->digits.back().stride, 1);
+  EXPECT_EQ(flat->digits.back().size, 8);
+  expect_flat_view_matches_reference(*bert, *flat);
+  // ViT's sequence-first tokens: [batch, seq, hidden] transposed to [seq, batch, hidden] and
+  // merged to [seq · batch, hidden].
+  const auto vit = parse_graph(R"(
+graph @g(%x: f32[4,7,16]) -> (f32[28,16]) {
+  %t = transpose(%x) {perm=[1, 0, 2]} : f32[7,4,16]
+  %r = reshape(%t) {shape=[28, 16]} : f32[28,16]
+  return %r
+})");
+  const Value* x = vit->inputs()[0];
+  const std::optional<FlatStridedView> tokens =
+      flat_strided_view(vit->outputs()[0], [&](const Value* v) { return v == x; });
+  ASSERT_TRUE(tokens);
+  expect_flat_view_matches_reference(*vit, *tokens);
 }
 
 }  // namespace
