@@ -26,6 +26,9 @@ def flops(kir_text):
     """2·M·N·K of the graph's matmul, gemm or conv, from its declared shapes."""
     shapes = {name: [int(d) for d in dims.split(",")]
               for name, dims in re.findall(r"%(\w+): f32\[([\d,]+)\]", kir_text)}
+    # Values the graph computes (a transposed operand): their result types.
+    shapes.update({name: [int(d) for d in dims.split(",")]
+                   for name, dims in re.findall(r"%(\w+) = [^\n]*: f32\[([\d,]+)\]", kir_text)})
     match = re.search(r"= (matmul|gemm|conv)\(%(\w+), %(\w+).*?\{?.*: f32\[([\d,]+)\]", kir_text)
     op, a, b, out = match.group(1), match.group(2), match.group(3), match.group(4)
     out = [int(d) for d in out.split(",")]
