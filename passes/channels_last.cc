@@ -18,6 +18,8 @@ const std::vector<int64_t> kToLast = {0, 2, 3, 1};
 const std::vector<int64_t> kToFirst = {0, 3, 1, 2};
 // Where NCHW axis a lies in NHWC.
 constexpr int64_t kAxisInLast[4] = {0, 3, 1, 2};
+// A conv's input channels are padded to a multiple of this (8 16-bit values: 16 bytes).
+constexpr int64_t kChannelMultiple = 8;
 
 bool is_half(DType dtype) { return dtype == DType::kF16 || dtype == DType::kBF16; }
 
@@ -42,6 +44,19 @@ Tensor permuted_to_last(const Tensor& tensor, const Shape& shape4, Shape result_
     }
   }
   return moved;
+}
+
+// An OHWI weight tensor [M, kh, kw, C] with its channels zero-padded to `channels`.
+Tensor channels_padded(const Tensor& weights, int64_t channels) {
+  const Shape& shape = weights.shape();
+  const size_t size = dtype_size(weights.dtype());
+  const int64_t rows = shape[0] * shape[1] * shape[2], have = shape[3];
+  Tensor padded(weights.dtype(), Shape{shape[0], shape[1], shape[2], channels});
+  for (int64_t r = 0; r < rows; ++r) {
+    std::memcpy(padded.bytes() + r * channels * size, weights.bytes() + r * have * size,
+                have * size);
+  }
+  return padded;
 }
 
 std::string last_name(const Value* value) {
@@ -162,6 +177,7 @@ class Rewriter {
       // W [M, C/g, kh, kw] -> [M, kh, kw, C/g]; the bias [M] stays.
       std::vector<Value*> moved = {to_last(node.operand(0)), to_last(node.operand(1))};
       if (operands.size() > 2) moved.push_back(node.operand(2));
+      pad_channels(node, moved);
       AttributeMap attrs = node.attrs();
       attrs["channels_last"] = Attribute(1);
       return replace(node, op, moved, attrs);
@@ -211,6 +227,28 @@ class Rewriter {
       return not_converted(node, "reshape mixes the channels with the pixels");
     }
     not_converted(node, op + " has no channels-last form");
+  }
+
+  // An ungrouped conv whose input comes from outside the NHWC region (a graph input: an RGB
+  // stem's 3 channels) with channels not a multiple of kChannelMultiple reads them zero-padded
+  // to one: its input by a pad op after the move (which the kernel that moves it computes too),
+  // its weights as a padded constant; the padded channels add 0 · 0 to every sum, and a pixel's
+  // channels become whole 16-byte vectors that kernels can copy. (A value an NHWC op computes
+  // is not padded: that would take a kernel of its own.)
+  void pad_channels(const Node& conv, std::vector<Value*>& moved) {
+    const int64_t channels = conv.operand(0)->type().shape[1];
+    if (conv.int_attr("group") != 1 || channels % kChannelMultiple == 0 ||
+        produced_last(conv.operand(0))) {
+      return;
+    }
+    const int64_t padded = (channels + kChannelMultiple - 1) / kChannelMultiple * kChannelMultiple;
+    moved[0] = graph_
+                   .add_node("pad", {moved[0]},
+                             {{"pads", std::vector<int64_t>{0, 0, 0, 0, 0, 0, 0, padded - channels}}},
+                             conv.provenance())
+                   ->result();
+    moved[1] = graph_.add_constant(moved[1]->name().empty() ? "" : moved[1]->name() + ".padded",
+                                   channels_padded(moved[1]->data(), padded));
   }
 
   void not_converted(const Node& node, const std::string& why) { why_[&node] = why; }

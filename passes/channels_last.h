@@ -7,7 +7,10 @@
 // (the transposes it leaves fuse with their neighbours like any injective op). Every 2-D conv
 // whose operands are f16 or bf16 and whose weights are constant becomes conv {channels_last=1}:
 // its weights are repacked OIHW -> OHWI at compile time (a new constant, so no kernel transposes
-// them), its input is read in NHWC. The layout then follows the values:
+// them), its input is read in NHWC. An ungrouped conv reading a value from outside the NHWC
+// region (a graph input) whose channels are not a multiple of 8 (an RGB stem's 3) reads them
+// zero-padded to one (a pad op after the input's move, computed by the same kernel; weights
+// padded at compile time), so a pixel's channels are whole 16-byte vectors. The layout then follows the values:
 //   - elementwise ops and broadcasting ops (add, mul, clip's operands, where, ...) of a value
 //     held in NHWC compute in NHWC; another operand of theirs is moved too: a constant at compile
 //     time (a per-channel [C,1,1] becomes [C]), any other value by a transpose (a reshape when
