@@ -293,6 +293,14 @@ class TiledAttentionWriter {
     }
     epilogue(e);
     spec_.body = code.text();
+    spec_.tactic = fmt::format(
+        "tiled attention, {} on {}, {} query rows x {} keys a step, {} warp(s) a key tile, {}{}",
+        tensor_cores_ ? "mma.sync" : "f32 FMA", tensor_cores_ ? "tensor cores" : "CUDA cores",
+        query_tile_, key_tile_, key_splits_,
+        strided_ ? "Q/K/V by cp.async from strided views" : "Q/K/V through the element machinery",
+        online_ ? ", online softmax (one pass)" : ", exact softmax (two passes)");
+    // S = Q'K'^T and O = P V': 2·M·N·(D + E) a batch element.
+    spec_.flops = 2 * a_.batch_count * a_.queries * a_.keys * (a_.depth + a_.columns);
   }
 
  private:

@@ -110,6 +110,9 @@ KernelSpec emit_simt_contraction_kernel(const KernelBody& body, const Node* anch
   e.close_block();
   e.close_block();
   spec.body = code.text();
+  spec.tactic = fmt::format("SIMT {}x{}x{} tile, {} threads, {}x{} outputs a thread", kTile, kTile,
+                            kTileK, kThreads, kPerThread, kPerThread);
+  spec.flops = 2 * view->batch * view->rows * view->cols * view->depth;
   return spec;
 }
 

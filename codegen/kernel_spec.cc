@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "codegen/device_functions.h"
+#include "runtime/kernel_header.h"
 
 namespace kiln::codegen {
 namespace {
@@ -49,6 +50,8 @@ std::string kernel_source(const KernelSpec& spec, const std::string& name,
                           const std::vector<std::vector<std::string>>& provenance_of_steps) {
   std::string text =
       fmt::format("// kiln kernel {}: {} ({})\n", name, spec.kind, joined(spec.ops, ", "));
+  if (!spec.tactic.empty()) text += std::string(kTacticLine) + spec.tactic + "\n";
+  if (spec.flops > 0) text += fmt::format("{}{}\n", kFlopsLine, spec.flops);
   for (const std::vector<std::string>& provenance : provenance_of_steps) {
     if (provenance.empty()) continue;
     std::string line = joined(provenance, ", ");

@@ -23,6 +23,11 @@ struct KernelSpec {
   std::array<uint32_t, 3> grid{1, 1, 1};
   std::array<uint32_t, 3> block{1, 1, 1};
   uint32_t shared_bytes = 0;  // dynamic shared memory (static __shared__ is in the code)
+  // How it computes, for people ("wgmma 128x192x64 tile, 4 stages"), and the floating-point
+  // operations a launch does (0: not counted); both go into the source's header
+  // (runtime/kernel_header.h), not into its code, so they do not change its name.
+  std::string tactic;
+  int64_t flops = 0;
 };
 
 // Starts a spec for `body`: its kind and ops, blocks of `threads` (also the launch bound) on
@@ -41,8 +46,9 @@ std::string kernel_code(const KernelSpec& spec, const std::string& name);
 // "<kind>_<up to three ops>_<hash of the code>", e.g. "loop_add_relu_1f3a9c2e".
 std::string kernel_name(const KernelSpec& spec);
 
-// The source NVRTC compiles: a comment naming the kernel, what it computes and the ONNX nodes
-// of each step that launches it, then kernel_code(spec, name).
+// The source NVRTC compiles: a comment naming the kernel, what it computes, its tactic and flops
+// per launch where the spec has them, and the ONNX nodes of each step that launches it, then
+// kernel_code(spec, name).
 std::string kernel_source(const KernelSpec& spec, const std::string& name,
                           const std::vector<std::vector<std::string>>& provenance_of_steps);
 

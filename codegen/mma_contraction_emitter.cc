@@ -129,6 +129,16 @@ class MmaKernelWriter {
       main_loop();
     }
     results(outputs);
+    const auto how = [&](const OperandTile& tile) {
+      return tile.vector ? fmt::format("cp.async {} B", tile.vector * format_.element_bytes)
+                         : std::string("registers");
+    };
+    spec_.tactic = fmt::format(
+        "mma.sync{} {}x{}x{} tile, {} warps, {} stages, A by {}, B by {}{}",
+        format_.tf32 ? " tf32" : "", tiling_.block_m, tiling_.block_n, format_.k_step,
+        tiling_.threads() / 32, stages_, how(a_), how(b_),
+        tiling_.splits > 1 ? fmt::format(", split-K into {} slices", tiling_.splits) : "");
+    spec_.flops = 2 * view_.batch * view_.rows * view_.cols * view_.depth;
   }
 
  private:
@@ -609,6 +619,7 @@ KernelSpec emit_split_k_sum_kernel(const KernelBody& body, const Node& anchor,
   emit_contraction_result(e, body, anchor, view, outputs, "g_b", "g_m", "g_n", "g_sum");
   e.close_block();
   spec.body = code.text();
+  spec.tactic = fmt::format("split-K sum of {} slices, then the epilogue", splits);
   return spec;
 }
 

@@ -149,6 +149,15 @@ class WgmmaKernelWriter {
     declarations();
     main_loop();
     results(outputs);
+    const char* a_source = a_.view       ? "copied through a strided view"
+                           : a_.gathered ? "gathered (channels-last conv)"
+                                         : "read as it lies";
+    spec_.tactic = fmt::format(
+        "wgmma {}x{}x{} tile, {} stages, A {}-major {}, B {}-major{}", kWgmmaBlockM,
+        tiling_.block_n, kWgmmaTileK, tiling_.stages, a_.k_major ? "K" : "MN", a_source,
+        b_.k_major ? "K" : "MN",
+        tiling_.splits > 1 ? fmt::format(", split-K into {} slices", tiling_.splits) : "");
+    spec_.flops = 2 * view_.batch * view_.rows * view_.cols * view_.depth;
   }
 
  private:

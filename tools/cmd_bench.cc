@@ -9,8 +9,10 @@
 //
 // --profile N times each kernel launch as well (Session::profile_steps: events between the steps
 // of a captured graph) and prints each variant's N slowest launches with their share of the sum,
-// launch geometry and the ONNX nodes of their kernel (of every launch of that kernel: steps that
-// compute the same code share one kernel); the JSON gets every launch, slowest first.
+// launch geometry, the ONNX nodes of their kernel (of every launch of that kernel: steps that
+// compute the same code share one kernel), the kernel's tactic and, for contractions and
+// attention, the TFLOP/s the launch achieved (its source header's flops over its time,
+// runtime/kernel_header.h); the JSON gets every launch, slowest first.
 //
 // A variant that fails (an op the GPU backend does not generate, a kernel NVRTC rejects, a CUDA
 // error) is reported in its table row and as {"error": ...} in the JSON, the other variants still
@@ -32,6 +34,7 @@
 #include "kiln/compiler.h"
 #include "passes/precision_policy.h"
 #include "reference/reference_interpreter.h"
+#include "runtime/kernel_header.h"
 #include "runtime/session.h"
 #include "tools/commands.h"
 #include "tools/compare.h"
@@ -117,6 +120,8 @@ nlohmann::json profile_launches(Session& session, const BenchOptions& options) {
                         {"grid", step.grid},
                         {"block", step.block},
                         {"shared_bytes", step.shared_bytes},
+                        {"tactic", kernel_tactic(kernel)},
+                        {"flops", kernel_flops(kernel)},
                         {"nodes", kernel.provenance}});
   }
   std::stable_sort(launches.begin(), launches.end(), [](const auto& a, const auto& b) {
@@ -200,9 +205,9 @@ void print_profile(const std::string& variant, const nlohmann::json& launches, i
   const size_t shown = std::min(launches.size(), static_cast<size_t>(count));
   std::cout << fmt::format("\n{}: the {} slowest of {} launches (sum of launches {:.4f} ms)\n",
                            variant, shown, launches.size(), total);
-  std::cout << fmt::format("{:>5} {:>9} {:>6}  {:<34} {:>12} {:>9} {:>6}  {}\n", "step", "ms",
-                           "share", "kernel", "grid", "block", "smem",
-                           "ONNX nodes of the kernel (all its launches)");
+  std::cout << fmt::format("{:>5} {:>9} {:>6} {:>8}  {:<34} {:>12} {:>9} {:>6}  {}\n", "step",
+                           "ms", "share", "TFLOP/s", "kernel", "grid", "block", "smem",
+                           "ONNX nodes of the kernel (all its launches); its tactic");
   for (size_t i = 0; i < shown; ++i) {
     const nlohmann::json& launch = launches[i];
     const auto nodes = launch["nodes"].get<std::vector<std::string>>();
@@ -210,9 +215,13 @@ void print_profile(const std::string& variant, const nlohmann::json& launches, i
     for (size_t n = 0; n < nodes.size() && n < 3; ++n) covered += (n ? ", " : "") + nodes[n];
     if (nodes.size() > 3) covered += fmt::format(" (+{})", nodes.size() - 3);
     const double ms = launch["ms"].get<double>();
-    std::cout << fmt::format("{:>5} {:>9.4f} {:>5.1f}%  {:<34} {:>12} {:>9} {:>6}  {}\n",
+    const auto flops = launch["flops"].get<int64_t>();
+    const std::string rate = flops > 0 && ms > 0 ? fmt::format("{:.1f}", flops / ms / 1e9) : "-";
+    const auto tactic = launch["tactic"].get<std::string>();
+    if (!tactic.empty()) covered += "; " + tactic;
+    std::cout << fmt::format("{:>5} {:>9.4f} {:>5.1f}% {:>8}  {:<34} {:>12} {:>9} {:>6}  {}\n",
                              launch["step"].get<size_t>(), ms, total > 0 ? 100 * ms / total : 0.0,
-                             launch["kernel"].get<std::string>(), geometry(launch["grid"]),
+                             rate, launch["kernel"].get<std::string>(), geometry(launch["grid"]),
                              geometry(launch["block"]), launch["shared_bytes"].get<uint32_t>(),
                              covered);
   }

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "runtime/kernel_header.h"
 #include "runtime/memory_plan.h"
 
 namespace kiln::tools {
@@ -57,7 +58,7 @@ const char* kind_name(ProgramBuffer::Kind kind) {
 }
 
 std::string kernels_table(const Program& program) {
-  Table rows = {{"#", "name", "CUBINs", "PTX", "source", "provenance"}};
+  Table rows = {{"#", "name", "CUBINs", "PTX", "source", "GFLOP", "tactic", "provenance"}};
   for (size_t i = 0; i < program.kernels.size(); ++i) {
     const ProgramKernel& kernel = program.kernels[i];
     std::vector<std::string> binaries;
@@ -66,7 +67,10 @@ std::string kernels_table(const Program& program) {
     }
     rows.push_back({std::to_string(i), kernel.name, binaries.empty() ? "-" : join(binaries),
                     kernel.ptx.empty() ? "-" : format_bytes(std::ssize(kernel.ptx)),
-                    format_bytes(std::ssize(kernel.source)), join(kernel.provenance)});
+                    format_bytes(std::ssize(kernel.source)),
+                    kernel_flops(kernel) ? fmt::format("{:.3f}", kernel_flops(kernel) / 1e9) : "-",
+                    kernel_tactic(kernel).empty() ? "-" : kernel_tactic(kernel),
+                    join(kernel.provenance)});
   }
   return render_table(rows);
 }

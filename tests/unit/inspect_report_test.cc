@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "runtime/kernel_header.h"
+
 #include "tests/runtime/bias_relu_program.h"
 
 namespace kiln::tools {
@@ -21,7 +23,7 @@ TEST(InspectReportTest, ShowsKernelsStepsBuffersAndTheMemoryPlan) {
   const std::string report = inspect_report(test::bias_relu_program(test::placeholder_kernels()));
   for (const std::string expected : {
            "program 'bias_relu' for sm_80, sm_90: 4 kernels, 4 steps, 6 buffers\n",
-           "  0  add_bias  sm_80 5 B, sm_90 5 B  19 B  22 B    /onnx/Add\n",
+           "  0  add_bias  sm_80 5 B, sm_90 5 B  19 B  22 B    -      -       /onnx/Add\n",
            "  3  add       64x1x1  256x1x1  0 B     doubled, x, y\n",
            "  3  intermediate  rectified  f32[64,256]  64.0 KiB  arena +65536, live at steps 1-2\n",
            "  1  weight        bias       f32[256]     1.0 KiB   weights +0\n",
@@ -33,6 +35,19 @@ TEST(InspectReportTest, ShowsKernelsStepsBuffersAndTheMemoryPlan) {
        }) {
     EXPECT_NE(report.find(expected), std::string::npos) << expected << "\nin:\n" << report;
   }
+}
+
+// A kernel whose source header states a tactic and its flops shows both (runtime/kernel_header.h).
+TEST(InspectReportTest, ShowsEachKernelsTacticAndGigaflops) {
+  Program program = test::bias_relu_program(test::placeholder_kernels());
+  program.kernels[0].source =
+      "// kiln kernel add_bias: epilogue (gemm)\n// tactic: wgmma 128x192x64 tile, 4 stages\n"
+      "// flops per launch: 4831838208\n// ONNX nodes: /onnx/Add\n\nextern \"C\" ...\n";
+  const std::string report = inspect_report(program);
+  EXPECT_NE(report.find("4.832  wgmma 128x192x64 tile, 4 stages  /onnx/Add\n"), std::string::npos)
+      << report;
+  EXPECT_EQ(kernel_tactic(program.kernels[1]), "");
+  EXPECT_EQ(kernel_flops(program.kernels[1]), 0);
 }
 
 }  // namespace
