@@ -103,7 +103,8 @@ void require_countable(const onnx::ValueInfoProto& input, const Shape& shape) {
 
 }  // namespace
 
-TensorType input_type(const onnx::ValueInfoProto& input, const Shape* bound_shape) {
+TensorType input_type(const onnx::ValueInfoProto& input, const Shape* bound_shape,
+                      const std::function<void(const std::string&)>& on_defaulted) {
   const DType dtype = dtype_from_onnx(tensor_type(input).elem_type(), describe_input(input));
   const std::optional<std::vector<Dim>> dims = declared_dims(input);
   const std::string bound_what = "the shape bound to " + describe_input(input);
@@ -123,14 +124,21 @@ TensorType input_type(const onnx::ValueInfoProto& input, const Shape* bound_shap
                      "--input-shape " + input.name() + "=DIMS (for example 1x3x224x224)");
   }
   Shape shape;
+  bool defaulted = false;
   for (const Dim& dim : *dims) {
-    if (!dim.value) {
+    if (!dim.value && !on_defaulted) {
       throw InputError(describe_input(input) + " has symbolic dimensions [" +
                        join_labels(*dims, ",", false) + "]; " + bind_hint(input, *dims));
     }
-    shape.push_back(*dim.value);
+    defaulted |= !dim.value;
+    shape.push_back(dim.value.value_or(1));
   }
   require_countable(input, shape);
+  if (defaulted) {
+    on_defaulted(describe_input(input) + " has symbolic dimensions [" +
+                 join_labels(*dims, ",", false) + "]: bound to " + join_labels(*dims, "x", true) +
+                 " (choose with --input-shape " + input.name() + "=DIMS)");
+  }
   return {dtype, shape};
 }
 

@@ -2,6 +2,9 @@
 // user (--input-shape NAME=1x3x224x224), and checks for values bound as constants.
 #pragma once
 
+#include <functional>
+#include <string>
+
 #include "ir/tensor.h"
 
 namespace onnx {
@@ -11,8 +14,11 @@ class ValueInfoProto;
 namespace kiln::onnx_import {
 
 // The input's type. Dimensions that are symbolic (dim_param) or unknown must be given by
-// `bound_shape`, which must agree with the model on the rank and every known dimension.
-TensorType input_type(const onnx::ValueInfoProto& input, const Shape* bound_shape);
+// `bound_shape`, which must agree with the model on the rank and every known dimension; without
+// it they are 1 when `on_defaulted` is set (called with a one-line note naming the input, its
+// dims and how to choose them), else an InputError.
+TensorType input_type(const onnx::ValueInfoProto& input, const Shape* bound_shape,
+                      const std::function<void(const std::string&)>& on_defaulted = {});
 
 // Checks a value bound to a graph input against the model's declared type (dtype, rank and
 // every known dimension).

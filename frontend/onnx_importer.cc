@@ -146,7 +146,8 @@ void ModelImporter::import_inputs() {
     }
     auto shape = options_.input_shapes.find(input->name());
     const TensorType type =
-        input_type(*input, shape == options_.input_shapes.end() ? nullptr : &shape->second);
+        input_type(*input, shape == options_.input_shapes.end() ? nullptr : &shape->second,
+                   options_.on_defaulted_dims);
     define(input->name(), {graph_->add_input(input->name(), type), "", 0});
   }
 }

@@ -7,6 +7,7 @@
 // unsupported ops are reported in one error.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -25,6 +26,10 @@ struct ImportOptions {
   std::map<std::string, Tensor> bound_inputs;
   // Evaluate nodes whose operands are all constants at import (on by default).
   bool fold_constants = true;
+  // When set, a symbolic or unknown dimension of an input that input_shapes does not bind is
+  // bound to 1 and this is called with a one-line note saying so (the tools print it); when
+  // not, such an input is an InputError asking for --input-shape.
+  std::function<void(const std::string&)> on_defaulted_dims;
 };
 
 // Thrown when a converter needs a compile-time value that comes from a graph input.

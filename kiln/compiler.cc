@@ -124,10 +124,12 @@ void check_pipeline_options(const PipelineOptions& options) {
 }
 
 std::unique_ptr<Graph> load_model(const std::string& path,
-                                  const std::map<std::string, Shape>& input_shapes) {
+                                  const std::map<std::string, Shape>& input_shapes,
+                                  const std::function<void(const std::string&)>& on_defaulted_dims) {
   if (path.ends_with(".onnx")) {
     onnx_import::ImportOptions import_options;
     import_options.input_shapes = input_shapes;
+    import_options.on_defaulted_dims = on_defaulted_dims;
     return onnx_import::import_onnx_file(path, import_options);
   }
   if (path.ends_with(".kir")) return parse_graph(onnx_import::read_whole_file(path), path);
@@ -151,7 +153,7 @@ CompiledModel compile(const std::string& model_path, const CompileOptions& optio
   CodegenResolution resolution(options);
   std::unique_ptr<Graph> graph;
   try {
-    graph = load_model(model_path, input_shapes);
+    graph = load_model(model_path, input_shapes, options.on_defaulted_dims);
   } catch (...) {
     resolution.settle();
     throw;

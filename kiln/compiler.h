@@ -65,6 +65,8 @@ struct CompileOptions {
   std::function<void(size_t done, size_t total)> on_progress;
   // Sees the program after lowering and before NVRTC (its kernels' sources are final).
   std::function<void(const Program&)> on_lowered;
+  // When set, unbound symbolic input dims become 1, with a note to it (load_model).
+  std::function<void(const std::string&)> on_defaulted_dims;
 };
 
 struct CompiledModel {
@@ -82,8 +84,11 @@ void check_pipeline_options(const PipelineOptions& options);
 
 // .onnx: imported, with `input_shapes` binding symbolic input dims; .kir: parsed (shapes are in
 // the text). Anything else is an InputError.
-std::unique_ptr<Graph> load_model(const std::string& path,
-                                  const std::map<std::string, Shape>& input_shapes = {});
+// With `on_defaulted_dims` set, symbolic input dims that `input_shapes` leaves unbound are bound
+// to 1 and it is called with a note saying so (onnx_import::ImportOptions::on_defaulted_dims).
+std::unique_ptr<Graph> load_model(
+    const std::string& path, const std::map<std::string, Shape>& input_shapes = {},
+    const std::function<void(const std::string&)>& on_defaulted_dims = {});
 
 // Runs the default pipeline up to `stage` on `graph` (in place), verifying after each pass;
 // returns the passes' refusals.

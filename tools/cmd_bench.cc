@@ -235,8 +235,17 @@ int run_bench(const BenchOptions& options) {
   }
   require_cuda_device();
   Progress progress = Progress::on_stderr("kiln bench: ", options.progress);
-  const std::map<std::string, Shape> input_shapes = parse_input_shapes(options.input_shapes);
-  const std::unique_ptr<Graph> reference_graph = load_model(options.model, input_shapes);
+  std::map<std::string, Shape> input_shapes = parse_input_shapes(options.input_shapes);
+  const std::unique_ptr<Graph> reference_graph =
+      load_model(options.model, input_shapes,
+                 [](const std::string& note) { std::cerr << "kiln bench: note: " << note << "\n"; });
+  // Every variant compiles for the shapes the reference graph got (symbolic dims defaulted to
+  // 1 there, with the note once).
+  if (options.model.ends_with(".onnx")) {
+    for (const Value* input : reference_graph->inputs()) {
+      input_shapes[input->name()] = input->type().shape;
+    }
+  }
   const std::vector<Tensor> inputs = round_float_inputs(
       options.inputs.empty()
           ? random_inputs(*reference_graph)

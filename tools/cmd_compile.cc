@@ -54,6 +54,9 @@ int run_compile(const CompileCommandOptions& options) {
   compile_options.on_lowered = [&](const Program& program) {
     if (!options.emit_cuda.empty()) write_kernel_sources(program, options.emit_cuda);
   };
+  compile_options.on_defaulted_dims = [](const std::string& note) {
+    std::cerr << "kiln compile: note: " << note << "\n";
+  };
   const CompiledModel compiled =
       compile(options.model, compile_options, parse_input_shapes(options.input_shapes));
   options.passes.print_refusals(compiled.refusals);

@@ -25,7 +25,8 @@ struct DumpIrOptions {
 
 int run_dump_ir(const DumpIrOptions& options) {
   const std::unique_ptr<Graph> graph =
-      load_model(options.model, parse_input_shapes(options.input_shapes));
+      load_model(options.model, parse_input_shapes(options.input_shapes),
+                 [](const std::string& note) { std::cerr << "kiln dump-ir: note: " << note << "\n"; });
   apply_stage(*graph, options.stage);
   const std::string text = dump_graph(*graph, parse_dump_format(options.format));
 

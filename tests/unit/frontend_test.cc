@@ -172,6 +172,27 @@ TEST(FrontendTest, SymbolicDimensionsMustBeBound) {
   EXPECT_EQ(graph->outputs()[0], graph->inputs()[0]);
 }
 
+TEST(FrontendTest, UnboundSymbolicDimensionsDefaultToOneWithANote) {
+  ModelBuilder builder;
+  builder.input("x", onnx::TensorProto::FLOAT,
+                {std::string("batch"), int64_t{3}, std::string("size"), int64_t{5}});
+  builder.output("x");
+  std::vector<std::string> notes;
+  ImportOptions options;
+  options.on_defaulted_dims = [&](const std::string& note) { notes.push_back(note); };
+  const std::unique_ptr<Graph> graph = builder.import(options);
+  EXPECT_EQ(graph->inputs()[0]->type(), (TensorType{DType::kF32, {1, 3, 1, 5}}));
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(notes[0],
+            "input 'x' has symbolic dimensions [batch,3,size,5]: bound to 1x3x1x5 (choose with "
+            "--input-shape x=DIMS)");
+  // A bound shape wins, with no note.
+  notes.clear();
+  options.input_shapes["x"] = {4, 3, 2, 5};
+  EXPECT_EQ(builder.import(options)->inputs()[0]->type(), (TensorType{DType::kF32, {4, 3, 2, 5}}));
+  EXPECT_TRUE(notes.empty());
+}
+
 TEST(FrontendTest, BoundShapesMustAgreeWithTheModel) {
   ModelBuilder builder;
   builder.input("x", onnx::TensorProto::FLOAT, {std::string("batch"), int64_t{3}});
