@@ -27,6 +27,8 @@ struct JobResult {
   NvrtcOutput output;
   bool from_cache = false;
   std::exception_ptr error;
+  int cache_store_failures = 0;
+  std::string cache_store_error;
 };
 
 // One kernel for one arch, from the cache when both products are there.
@@ -49,10 +51,18 @@ JobResult run_job(const Job& job, const Program& program, const std::vector<std:
     return result;
   }
   result.output = nvrtc.compile(kernel.source, kernel.name, arch, job.with_ptx);
-  cache.store(cubin_key, result.output.cubin);
+  if (cache.directory().empty()) return result;
+  const auto store = [&](const std::string& key, std::span<const uint8_t> bytes) {
+    std::string why;
+    if (!cache.store(key, bytes, &why)) {
+      ++result.cache_store_failures;
+      if (result.cache_store_error.empty()) result.cache_store_error = why;
+    }
+  };
+  store(cubin_key, result.output.cubin);
   if (job.with_ptx) {
-    cache.store(ptx_key, {reinterpret_cast<const uint8_t*>(result.output.ptx.data()),
-                          result.output.ptx.size()});
+    store(ptx_key, {reinterpret_cast<const uint8_t*>(result.output.ptx.data()),
+                    result.output.ptx.size()});
   }
   return result;
 }
@@ -132,6 +142,8 @@ CompileStats compile_program(Program& program, const CodegenOptions& options) {
     kernel.binaries.push_back({options.archs[jobs[j].arch], std::move(results[j].output.cubin)});
     if (jobs[j].with_ptx) kernel.ptx = std::move(results[j].output.ptx);
     ++(results[j].from_cache ? stats.cache_hits : stats.compilations);
+    stats.cache_store_failures += results[j].cache_store_failures;
+    if (stats.cache_store_error.empty()) stats.cache_store_error = results[j].cache_store_error;
   }
   stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return stats;

@@ -13,6 +13,10 @@ struct CompileStats {
   int cache_hits = 0;           // kernel and arch pairs read from the cache
   double seconds = 0;           // wall time
   std::string cache_directory;  // "" when there is none
+  // Compiled products the cache could not store (the compile still succeeds), and why the
+  // first could not.
+  int cache_store_failures = 0;
+  std::string cache_store_error;
 };
 
 // Fills every kernel's binaries (in options.archs order) and PTX, and sets program.archs.

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -65,11 +66,16 @@ std::optional<std::vector<uint8_t>> KernelCache::load(const std::string& key) co
   return payload;
 }
 
-bool KernelCache::store(const std::string& key, std::span<const uint8_t> bytes) const {
-  if (directory_.empty()) return false;
+bool KernelCache::store(const std::string& key, std::span<const uint8_t> bytes,
+                        std::string* why) const {
+  const auto fail = [&](const std::string& reason) {
+    if (why) *why = reason;
+    return false;
+  };
+  if (directory_.empty()) return fail("no cache directory");
   std::error_code error;
   std::filesystem::create_directories(directory_, error);
-  if (error) return false;
+  if (error) return fail("cannot create " + directory_ + ": " + error.message());
   std::string entry(kMagic, kMagicSize);
   for (int i = 0; i < 8; ++i)
     entry += static_cast<char>((uint64_t{bytes.size()} >> (8 * i)) & 0xff);
@@ -85,15 +91,17 @@ bool KernelCache::store(const std::string& key, std::span<const uint8_t> bytes) 
   {
     std::ofstream file(temporary, std::ios::binary | std::ios::trunc);
     if (!(file << entry) || !file.flush()) {
+      const std::string reason = std::strerror(errno);
       std::filesystem::remove(temporary, error);
-      return false;
+      return fail("cannot write " + temporary + ": " + reason);
     }
   }
   std::filesystem::rename(temporary, path_of(key), error);
   if (!error) return true;
+  const std::string reason = "cannot rename " + temporary + ": " + error.message();
   std::error_code ignored;
   std::filesystem::remove(temporary, ignored);
-  return false;
+  return fail(reason);
 }
 
 }  // namespace kiln::codegen

@@ -28,8 +28,10 @@ class KernelCache {
                          const std::string& compiler_version, const std::string& product);
 
   std::optional<std::vector<uint8_t>> load(const std::string& key) const;
-  // Best effort: a directory that cannot be written leaves the entry out, and returns false.
-  bool store(const std::string& key, std::span<const uint8_t> bytes) const;
+  // Best effort: a directory that cannot be created or written (not a directory, read-only,
+  // full) leaves the entry out and returns false, with the reason in `why` when given.
+  bool store(const std::string& key, std::span<const uint8_t> bytes,
+             std::string* why = nullptr) const;
 
   const std::string& directory() const { return directory_; }
   std::string path_of(const std::string& key) const { return directory_ + "/" + key; }

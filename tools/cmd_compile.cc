@@ -69,6 +69,12 @@ int run_compile(const CompileCommandOptions& options) {
       stats.compilations, stats.cache_hits,
       stats.cache_directory.empty() ? "" : " (" + stats.cache_directory + ")", stats.seconds,
       compiled.memory.peak_bytes);
+  if (stats.cache_store_failures > 0) {
+    std::cerr << fmt::format(
+        "kiln compile: note: the kernel cache could not store {} compiled products ({}); they "
+        "were compiled and not cached (--cache-dir or $KILN_CACHE_DIR picks another directory)\n",
+        stats.cache_store_failures, stats.cache_store_error);
+  }
   std::cerr << "kiln compile: kernels generated for " << compiled.target.describe() << "\n";
   // Without -o the program goes beside the model: model.onnx -> model.kiln.
   const std::string output =

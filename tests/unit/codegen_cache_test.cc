@@ -66,6 +66,18 @@ TEST(CodegenKernelCache, CorruptedAndTruncatedEntriesAreMisses) {
   EXPECT_EQ(cache.load("k.cubin"), bytes_of("rewritten"));
 }
 
+TEST(CodegenKernelCache, AnUnusableDirectorySaysWhy) {
+  // A directory path under a regular file cannot be created (as a read-only or full one cannot
+  // be written): the store fails with the reason, and loads miss.
+  const fs::path file = testing_support::fresh_temp_path("cache_is_a_file");
+  std::ofstream(file) << "not a directory";
+  const KernelCache cache((file / "cache").string());
+  std::string why;
+  EXPECT_FALSE(cache.store("k.cubin", bytes_of("x"), &why));
+  EXPECT_NE(why.find("cannot create " + (file / "cache").string()), std::string::npos) << why;
+  EXPECT_FALSE(cache.load("k.cubin").has_value());
+}
+
 TEST(CodegenKernelCache, DisabledWithoutADirectory) {
   const KernelCache cache("");
   EXPECT_FALSE(cache.store("k.cubin", bytes_of("x")));
