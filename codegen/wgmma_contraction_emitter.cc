@@ -136,8 +136,11 @@ class WgmmaKernelWriter {
     a_.view = a_chunk_view(e.params(), view);
     a_.parameter = e.params().read(a_.view ? a_.view->source : view.a_operand());
     a_.gathered = !a_.view && !reads_a_as_it_lies(e.params(), view);
-    b_ = {'b', view.b_contiguous_along_k(), tiling.block_n, a_.bytes(),
-          e.params().read(view.b_operand())};
+    b_.name = 'b';
+    b_.k_major = view.b_contiguous_along_k();
+    b_.extent = tiling.block_n;
+    b_.offset = a_.bytes();
+    b_.parameter = e.params().read(view.b_operand());
     stage_bytes_ = a_.bytes() + b_.bytes();
   }
 
