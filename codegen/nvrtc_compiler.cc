@@ -42,7 +42,9 @@ void resolve(void* handle, const char* symbol, F& function, const std::string& p
 }
 
 // Candidate paths in search order; bare names go through the dynamic loader's default path.
+// $KILN_NVRTC, when set, is the only one (a particular libnvrtc, or a test of a missing one).
 std::vector<std::string> candidate_paths() {
+  if (const char* chosen = std::getenv("KILN_NVRTC"); chosen && *chosen) return {chosen};
   std::vector<std::string> directories;
   for (const char* variable : {"CUDA_HOME", "CUDA_PATH"}) {
     if (const char* root = std::getenv(variable); root && *root) {
@@ -99,7 +101,7 @@ const Nvrtc& Nvrtc::instance() {
     }
     throw InputError(
         "NVRTC (libnvrtc.so, CUDA's runtime compiler) was not found; install the CUDA toolkit "
-        "or set CUDA_HOME to it. Tried:" +
+        "or set CUDA_HOME to it (or KILN_NVRTC to the library). Tried:" +
         tried);
   }();
   return nvrtc;
