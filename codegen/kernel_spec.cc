@@ -60,6 +60,7 @@ std::string kernel_source(const KernelSpec& spec, const std::string& name,
     }
     text += "// ONNX nodes: " + line + "\n";
   }
+  text += fmt::format("{}{}\n", kParametersLine, spec.params.all().size());
   return text + "\n" + kernel_code(spec, name);
 }
 

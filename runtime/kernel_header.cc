@@ -1,6 +1,7 @@
 // Reading a kernel's header comment (see the header).
 #include "runtime/kernel_header.h"
 
+#include <algorithm>
 #include <charconv>
 
 namespace kiln {
@@ -26,11 +27,23 @@ std::string kernel_tactic(const ProgramKernel& kernel) {
   return std::string(header_value(kernel.source, kTacticLine));
 }
 
+// The header line's value as a whole non-negative number, or -1.
+int64_t header_number(const ProgramKernel& kernel, std::string_view prefix) {
+  const std::string_view text = header_value(kernel.source, prefix);
+  int64_t value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  return !text.empty() && error == std::errc() && end == text.data() + text.size() && value >= 0
+             ? value
+             : -1;
+}
+
 int64_t kernel_flops(const ProgramKernel& kernel) {
-  const std::string_view text = header_value(kernel.source, kFlopsLine);
-  int64_t flops = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), flops);
-  return error == std::errc() && end == text.data() + text.size() && flops > 0 ? flops : 0;
+  return std::max<int64_t>(header_number(kernel, kFlopsLine), 0);
+}
+
+int kernel_parameter_count(const ProgramKernel& kernel) {
+  const int64_t count = header_number(kernel, kParametersLine);
+  return count > 4096 ? -1 : static_cast<int>(count);
 }
 
 }  // namespace kiln

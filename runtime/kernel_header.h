@@ -1,6 +1,6 @@
 // What a kernel's source states about it in its header comment, beside the ONNX nodes: how it
-// computes (its tactic, e.g. "wgmma 128x192x64 tile, 4 stages") and the floating-point operations
-// one launch does (a contraction's 2·batch·M·N·K). Codegen writes the lines (kernel_source,
+// computes (its tactic, e.g. "wgmma 128x192x64 tile, 4 stages"), the floating-point operations
+// one launch does (a contraction's 2·batch·M·N·K) and how many parameters it takes. Codegen writes the lines (kernel_source,
 // codegen/kernel_spec.h); `kiln inspect` and `kiln bench --profile` read them back from a
 // program's kernels, so a .kiln carries them in the sources it stores, with no field of its own.
 #pragma once
@@ -15,11 +15,17 @@ namespace kiln {
 
 inline constexpr std::string_view kTacticLine = "// tactic: ";
 inline constexpr std::string_view kFlopsLine = "// flops per launch: ";
+inline constexpr std::string_view kParametersLine = "// parameters: ";
 
 // The tactic the kernel's header states, or "" (kernels that state none: loops, reductions).
 std::string kernel_tactic(const ProgramKernel& kernel);
 
 // The floating-point operations per launch the header states, or 0.
 int64_t kernel_flops(const ProgramKernel& kernel);
+
+// The number of parameters (pointers) the kernel function takes, as the header states it, or
+// -1 for a source that does not (one not written by codegen). Steps must pass exactly as many
+// arguments (program_validation.h); the session checks the compiled kernel against it.
+int kernel_parameter_count(const ProgramKernel& kernel);
 
 }  // namespace kiln

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "ir/error.h"
+#include "runtime/kernel_header.h"
 #include "runtime/kernel_image.h"
 #include "runtime/memory_plan.h"
 
@@ -231,6 +232,11 @@ void check_steps(const Program& program) {
                                    step.kernel, program.kernels.size()));
     }
     check_launch_geometry(program, i);
+    const int parameters = kernel_parameter_count(program.kernels[step.kernel]);
+    if (parameters >= 0 && std::ssize(step.args) != parameters) {
+      throw InputError(fmt::format("{} passes {} arguments; its kernel takes {}",
+                                   describe_step(program, i), step.args.size(), parameters));
+    }
     for (size_t position = 0; position < step.args.size(); ++position) {
       const int arg = step.args[position];
       if (arg < 0 || arg >= std::ssize(program.buffers)) {

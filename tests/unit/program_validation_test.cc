@@ -117,6 +117,9 @@ TEST(ProgramValidationTest, EachProblemHasItsMessage) {
        "step 3 (kernel 'add'): argument 1 is buffer index 42, out of range (6 buffers)"},
       {[](Program& p) { p.steps[3].args.pop_back(); },
        "output buffer 5 ('y') is written by no step"},
+      // A kernel whose source states its parameter count (runtime/kernel_header.h).
+      {[](Program& p) { p.kernels[3].source = "// kiln kernel add: loop (add)\n// parameters: 4\n"; },
+       "step 3 (kernel 'add') passes 3 arguments; its kernel takes 4"},
   };
   for (const Case& test_case : cases) {
     Program program = valid_program();
