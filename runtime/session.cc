@@ -11,6 +11,7 @@
 
 #include "ir/error.h"
 #include "runtime/cuda_api.h"
+#include "runtime/device_memory_fit.h"
 #include "runtime/kernel_header.h"
 #include "runtime/kernel_image.h"
 #include "runtime/program_io.h"
@@ -363,6 +364,12 @@ Session Session::load(Program program) {
   cuda_check(cudaGetDeviceProperties(&properties, state->device), "cudaGetDeviceProperties");
   state->device_description =
       fmt::format("{} ({})", properties.name, gpu_arch_name(properties.major, properties.minor));
+  size_t free_bytes = 0, total_bytes = 0;
+  cuda_check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+  if (const std::string shortfall = device_memory_shortfall(state->program, free_bytes);
+      !shortfall.empty()) {
+    throw InputError(shortfall + " (" + state->device_description + ")");
+  }
   state->load_kernels();
   state->check_kernel_parameters();
   state->allow_shared_memory();
