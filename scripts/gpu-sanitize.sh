@@ -1,22 +1,43 @@
 #!/usr/bin/env bash
-# Runs compute-sanitizer's racecheck and synccheck over kiln's attention, reduction, pooling and
-# contraction kernels on the GPU host: the BERT-style encoder in fp32 and fp16 (tiled attention,
-# layer norm rows, SIMT, tensor-core and split-K gemms) and ResNet-50 in fp16 (tensor-core
-# implicit-GEMM convolutions with cp.async pipelines, pooling, the global-average reduction), from
-# the model tests' work directory, compiled for this GPU and run once by `kiln run` (racecheck
-# takes about a minute on ResNet-50). API errors are not reported (--report-api-errors no: the session's probe of each
-# kernel's parameter count provokes one per kernel; the hardening issue removes it).
+# Runs compute-sanitizer's four tools (memcheck, racecheck, initcheck, synccheck), API errors
+# reported, over kiln's kernels on the GPU host: the BERT-style encoder in fp32 and fp16 (tiled
+# attention, layer norm rows, SIMT, tensor-core and split-K gemms), ResNet-50 in fp16 (wgmma or
+# mma.sync implicit-GEMM convolutions with cp.async pipelines, pooling, the global-average
+# reduction), from the model tests' work directory, compiled for this GPU (--arch native) and run
+# once by `kiln run`; and a few ONNX node tests (softmax, matmul, conv, reduce, layer norm, gemm,
+# max pool, attention) in fp32 and fp16 through `kiln test-onnx --device gpu`. The session asks
+# each generated kernel for exactly the parameters its source states (runtime/kernel_header.h),
+# so a clean run reports no API error either. racecheck takes about a minute on ResNet-50.
 #
-# usage: scripts/gpu-sanitize.sh BUILD_DIR OUT_DIR     (after ctest -L gpu exported the models)
-# Prints each run's summary line (racecheck: hazards; synccheck: errors); exits 1 when any reports
-# a hazard or an error, or gives no summary.
+# usage: scripts/gpu-sanitize.sh BUILD_DIR OUT_DIR     (after ctest -L gpu exported the models and
+#                                                       generated the node tests)
+# Prints each run's summary line (racecheck: hazards; the others: errors); exits 1 when any
+# reports a hazard or an error, or gives no summary.
 set -uo pipefail
 build=$1
 out=$2
 kiln="$build/bin/kiln"
 work="$build/models-work"
+nodes="$build/onnx_node_tests/node"
+tools=(memcheck racecheck initcheck synccheck)
 mkdir -p "$out"
 status=0
+
+# sanitize NAME COMMAND...: each tool over COMMAND, its log in $out/<tool>_NAME.log.
+sanitize() {
+  local name=$1
+  shift
+  for tool in "${tools[@]}"; do
+    local log="$out/${tool}_${name}.log"
+    compute-sanitizer --tool "$tool" "$@" >"$log" 2>&1
+    local summary
+    summary=$(grep -hE "RACECHECK SUMMARY|ERROR SUMMARY" "$log" | head -n 1)
+    echo "$tool $name: ${summary:-no summary (see $log)}"
+    [[ "$summary" == *"ERROR SUMMARY: 0 errors"* || "$summary" == *"SUMMARY: 0 hazards"* ]] ||
+      status=1
+  done
+}
+
 for run in bert:fp32 bert:fp16 resnet50:fp16; do
   model=${run%%:*}
   precision=${run#*:}
@@ -29,14 +50,17 @@ for run in bert:fp32 bert:fp16 resnet50:fp16; do
     status=1
     continue
   fi
-  for tool in racecheck synccheck; do
-    log="$out/${tool}_${model}_${precision}.log"
-    compute-sanitizer --tool "$tool" --report-api-errors no "$kiln" run "$program" \
-      --device gpu "${inputs[@]}" >"$log" 2>&1
-    summary=$(grep -hE "RACECHECK SUMMARY|ERROR SUMMARY" "$log" | head -n 1)
-    echo "$tool $model $precision: ${summary:-no summary (see $log)}"
-    [[ "$summary" == *"ERROR SUMMARY: 0 errors"* || "$summary" == *"SUMMARY: 0 hazards"* ]] ||
-      status=1
-  done
+  sanitize "${model}_${precision}" "$kiln" run "$program" --device gpu "${inputs[@]}"
+done
+
+cases=()
+for name in test_softmax_axis_1 test_matmul_2d test_conv_with_strides_padding \
+    test_reduce_sum_default_axes_keepdims_random test_layer_normalization_4d_axis1 \
+    test_gemm_default_matrix_bias test_maxpool_2d_pads test_attention_4d; do
+  cases+=("$nodes/$name")
+done
+for precision in fp32 fp16; do
+  sanitize "node_tests_${precision}" "$kiln" test-onnx "${cases[@]}" --device gpu \
+    --precision "$precision" -q
 done
 exit $status
