@@ -262,14 +262,9 @@ int run_bench(const BenchOptions& options) {
   bool any_failed = false;
   std::vector<std::string> rows;
   for (const std::string& variant : options.compare) {
-    // --profile N times each kernel launch as well (Session::profile_steps: events between the
-    // steps
-    // of a captured graph) and prints each variant's N slowest launches with their share of the
-    // sum, launch geometry and the ONNX nodes they cover; the JSON gets every launch, slowest
-    // first.
-    //
     // A variant that fails (an op the GPU backend does not generate, a kernel NVRTC rejects) is
-    // reported in its row and the JSON; the other variants still run.
+    // reported in its row and the JSON; the other variants still run (the file comment says
+    // what --profile adds).
     try {
       nlohmann::json entry =
           bench_variant(variant, options, input_shapes, inputs, expected, progress, report);
