@@ -41,6 +41,7 @@
 #include "tools/model_inputs.h"
 #include "tools/input_shapes.h"
 #include "tools/pass_options.h"
+#include "tools/profile_report.h"
 #include "tools/progress.h"
 
 namespace kiln::tools {
@@ -193,40 +194,6 @@ nlohmann::json bench_variant(const std::string& variant, const BenchOptions& opt
   return entry;
 }
 
-std::string geometry(const nlohmann::json& dims) {
-  return fmt::format("{}x{}x{}", dims[0].get<uint32_t>(), dims[1].get<uint32_t>(),
-                     dims[2].get<uint32_t>());
-}
-
-// The `count` slowest launches of a variant's profile, a line each, after a header line.
-void print_profile(const std::string& variant, const nlohmann::json& launches, int count) {
-  double total = 0;
-  for (const auto& launch : launches) total += launch["ms"].get<double>();
-  const size_t shown = std::min(launches.size(), static_cast<size_t>(count));
-  std::cout << fmt::format("\n{}: the {} slowest of {} launches (sum of launches {:.4f} ms)\n",
-                           variant, shown, launches.size(), total);
-  std::cout << fmt::format("{:>5} {:>9} {:>6} {:>8}  {:<34} {:>12} {:>9} {:>6}  {}\n", "step",
-                           "ms", "share", "TFLOP/s", "kernel", "grid", "block", "smem",
-                           "ONNX nodes of the kernel (all its launches); its tactic");
-  for (size_t i = 0; i < shown; ++i) {
-    const nlohmann::json& launch = launches[i];
-    const auto nodes = launch["nodes"].get<std::vector<std::string>>();
-    std::string covered;
-    for (size_t n = 0; n < nodes.size() && n < 3; ++n) covered += (n ? ", " : "") + nodes[n];
-    if (nodes.size() > 3) covered += fmt::format(" (+{})", nodes.size() - 3);
-    const double ms = launch["ms"].get<double>();
-    const auto flops = launch["flops"].get<int64_t>();
-    const std::string rate = flops > 0 && ms > 0 ? fmt::format("{:.1f}", flops / ms / 1e9) : "-";
-    const auto tactic = launch["tactic"].get<std::string>();
-    if (!tactic.empty()) covered += "; " + tactic;
-    std::cout << fmt::format("{:>5} {:>9.4f} {:>5.1f}% {:>8}  {:<34} {:>12} {:>9} {:>6}  {}\n",
-                             launch["step"].get<size_t>(), ms, total > 0 ? 100 * ms / total : 0.0,
-                             rate, launch["kernel"].get<std::string>(), geometry(launch["grid"]),
-                             geometry(launch["block"]), launch["shared_bytes"].get<uint32_t>(),
-                             covered);
-  }
-}
-
 int run_bench(const BenchOptions& options) {
   for (const std::string& variant : options.compare) {
     if (variant != "fused" && variant != "unfused") {
@@ -299,7 +266,7 @@ int run_bench(const BenchOptions& options) {
   for (const std::string& row : rows) std::cout << row << "\n";
   for (const std::string& variant : options.compare) {
     if (report[variant].contains("profile")) {
-      print_profile(variant, report[variant]["profile"], options.profile);
+      std::cout << profile_table(variant, report[variant]["profile"], options.profile);
     }
   }
   if (!options.json_path.empty()) {
