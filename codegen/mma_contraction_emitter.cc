@@ -89,11 +89,6 @@ OperandTile operand_tile(char name, int rows_or_cols, bool inner_is_k, int vecto
   return tile;
 }
 
-// The f32 elements of split-K's workspace: a slice's partial sums for every result element.
-int64_t workspace_floats(const ContractionView& view, const MmaTiling& tiling) {
-  return tiling.splits * view.batch * view.rows * view.cols;
-}
-
 class MmaKernelWriter {
  public:
   MmaKernelWriter(const KernelBody& body, const Node& anchor, ContractionView& view,
@@ -463,14 +458,8 @@ class MmaKernelWriter {
                     index_));
     e_.open_block(fmt::format("if (g_m < {} && g_n < {})", view_.rows, view_.cols));
     if (tiling_.splits > 1) {
-      // blockIdx.z = split · batch + b: the workspace is [split][b][m][n], or [split][b][n][m]
-      // where the result is contiguous along m (so the sum kernel reads and writes in order).
-      const bool m_fastest = view_.result_contiguous_along_m();
-      code_.line(fmt::format(
-          "{}[(static_cast<{}>(blockIdx.z) * {} + {}) * {} + {}] = g_acc[g_i][g_j][g_r];",
-          spec_.params.add_workspace(workspace_floats(view_, tiling_)), index_,
-          m_fastest ? view_.cols : view_.rows, m_fastest ? "g_n" : "g_m",
-          m_fastest ? view_.rows : view_.cols, m_fastest ? "g_m" : "g_n"));
+      emit_split_k_store(e_, spec_.params, view_, tiling_.splits, "g_m", "g_n",
+                         "g_acc[g_i][g_j][g_r]");
     } else {
       emit_contraction_result(e_, body_, anchor_, view_, outputs, "g_b", "g_m", "g_n",
                               "g_acc[g_i][g_j][g_r]");
@@ -524,6 +513,21 @@ int async_vector_width(const KernelParams& params, const Value* operand, int64_t
     if (width >= 2 && run % width == 0) return width;
   }
   return 0;
+}
+
+int64_t split_k_workspace_floats(const ContractionView& view, int splits) {
+  return splits * view.batch * view.rows * view.cols;
+}
+
+void emit_split_k_store(ElementEmitter& e, KernelParams& params, const ContractionView& view,
+                        int splits, const std::string& m, const std::string& n,
+                        const std::string& sum) {
+  const bool m_fastest = view.result_contiguous_along_m();
+  e.code().line(fmt::format(
+      "{}[(static_cast<{}>(blockIdx.z) * {} + {}) * {} + {}] = {};",
+      params.add_workspace(split_k_workspace_floats(view, splits)), e.index_type(),
+      m_fastest ? view.cols : view.rows, m_fastest ? n : m, m_fastest ? view.rows : view.cols,
+      m_fastest ? m : n, sum));
 }
 
 bool pairs_result_stores(const KernelBody& body, const Node& anchor, const ContractionView& view) {
@@ -581,7 +585,8 @@ KernelSpec emit_mma_contraction_kernel(const KernelBody& body, const Node& ancho
     outputs = begin_spec(spec, body, threads, grid);
   }
   CodeWriter code(1);
-  ElementEmitter e(code, spec.params, index_type_for(body, workspace_floats(view, tiling)));
+  ElementEmitter e(code, spec.params,
+                   index_type_for(body, split_k_workspace_floats(view, tiling.splits)));
   MmaKernelWriter(body, anchor, view, tiling, spec, e).write(outputs);
   spec.body = code.text();
   return spec;
@@ -594,7 +599,7 @@ KernelSpec emit_split_k_sum_kernel(const KernelBody& body, const Node& anchor,
   KernelSpec spec;
   const std::vector<std::string> outputs =
       begin_spec(spec, body, kSumThreads, {static_cast<uint32_t>(blocks), 1, 1});
-  const int64_t workspace_size = splits * total;
+  const int64_t workspace_size = split_k_workspace_floats(view, splits);
   const std::string& workspace = spec.params.add_workspace(workspace_size);
   CodeWriter code(1);
   ElementEmitter e(code, spec.params, index_type_for(body, workspace_size + blocks * kSumThreads));

@@ -49,6 +49,17 @@ namespace kiln::codegen {
 int async_vector_width(const KernelParams& params, const Value* operand, int64_t run,
                        int element_bytes);
 
+// The f32 elements of split-K's workspace: each of `splits` slices' partial sums for every result
+// element.
+int64_t split_k_workspace_floats(const ContractionView& view, int splits);
+
+// Writes a slice's partial `sum` of result element (m, n) to the workspace (declared on first
+// use): blockIdx.z = slice · batch + b, the workspace [slice][b][m][n], or [slice][b][n][m] where
+// the result is contiguous along m (so emit_split_k_sum_kernel reads and writes in order).
+void emit_split_k_store(ElementEmitter& e, KernelParams& params, const ContractionView& view,
+                        int splits, const std::string& m, const std::string& n,
+                        const std::string& sum);
+
 // Whether result elements (b, m, n) and (b, m, n + 1) of an unsplit contraction may be written
 // as one 32-bit store: a result contiguous along n with an even number of columns (so a pair
 // never straddles a row and starts 4-byte aligned), and 16-bit outputs, each as many elements as

@@ -307,14 +307,8 @@ class WgmmaKernelWriter {
                            index_, row, paired ? "" : " + g_r % 2"));
     e_.open_block(fmt::format("if (g_m < {} && g_n < {})", view_.rows, view_.cols));
     if (split) {
-      // The workspace is [slice][b][m][n], or [slice][b][n][m] where the result is contiguous
-      // along m, as the mma.sync kernel writes it (emit_split_k_sum_kernel reads it in order).
-      const bool m_fastest = view_.result_contiguous_along_m();
-      code_.line(fmt::format(
-          "{}[(static_cast<{}>(blockIdx.z) * {} + {}) * {} + {}] = g_acc[g_j * 4 + g_r];",
-          spec_.params.add_workspace(workspace_floats()), index_,
-          m_fastest ? view_.cols : view_.rows, m_fastest ? "g_n" : "g_m",
-          m_fastest ? view_.rows : view_.cols, m_fastest ? "g_m" : "g_n"));
+      emit_split_k_store(e_, spec_.params, view_, tiling_.splits, "g_m", "g_n",
+                         "g_acc[g_j * 4 + g_r]");
     } else if (paired) {
       emit_paired_results(e_, body_, anchor_, view_, outputs, "g_b", "g_m", "g_n",
                           "g_acc[g_j * 4 + g_r]", "g_acc[g_j * 4 + g_r + 1]");
@@ -325,10 +319,6 @@ class WgmmaKernelWriter {
     e_.close_block();
     e_.close_block();
     e_.close_block();
-  }
-
-  int64_t workspace_floats() const {
-    return tiling_.splits * view_.batch * view_.rows * view_.cols;
   }
 
   const KernelBody& body_;
@@ -381,7 +371,7 @@ KernelSpec emit_wgmma_contraction_kernel(const KernelBody& body, const Node& anc
   }
   CodeWriter code(1);
   ElementEmitter e(code, spec.params,
-                   index_type_for(body, tiling.splits * view.batch * view.rows * view.cols));
+                   index_type_for(body, split_k_workspace_floats(view, tiling.splits)));
   WgmmaKernelWriter(body, anchor, view, tiling, spec, e).write(outputs);
   spec.body = code.text();
   return spec;

@@ -21,24 +21,30 @@ std::optional<StridedView> view_of_output(const Graph& graph) {
   return strided_view(graph.outputs()[0], [&](const Value* v) { return v == source; });
 }
 
-// Runs the graph on a source whose elements are their own flat indices and checks that every
-// output element equals offset + Σ strides · coordinates.
-void expect_view_matches_reference(const Graph& graph, const StridedView& view) {
+// The graph's one output, run by the reference on a source whose elements are their own flat
+// indices: each output element is the source index it reads.
+Tensor source_indices(const Graph& graph) {
   const Value* source = graph.inputs()[0];
   std::vector<float> iota(static_cast<size_t>(source->type().num_elements()));
   std::iota(iota.begin(), iota.end(), 0.0f);
-  const std::vector<Tensor> out =
+  std::vector<Tensor> out =
       run_reference(graph, {Tensor::from_vector(DType::kF32, source->type().shape, iota)});
-  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out.size(), 1u);
+  return std::move(out.at(0));
+}
+
+// Checks that every output element equals offset + Σ strides · coordinates.
+void expect_view_matches_reference(const Graph& graph, const StridedView& view) {
+  const Tensor out = source_indices(graph);
   const Shape& shape = view.shape;
-  ASSERT_EQ(out[0].type().shape, shape);
-  for (int64_t i = 0; i < out[0].num_elements(); ++i) {
+  ASSERT_EQ(out.type().shape, shape);
+  for (int64_t i = 0; i < out.num_elements(); ++i) {
     int64_t rest = i, at = view.offset;
     for (size_t d = shape.size(); d-- > 0;) {
       at += rest % shape[d] * view.strides[d];
       rest /= shape[d];
     }
-    ASSERT_EQ(static_cast<int64_t>(out[0].get_double(i)), at) << "element " << i;
+    ASSERT_EQ(static_cast<int64_t>(out.get_double(i)), at) << "element " << i;
   }
 }
 
@@ -165,18 +171,13 @@ graph @g(%x: f32[4,8]) -> (f32[8,4]) {
 
 // Checks every element of the graph's output against the flat view's digits.
 void expect_flat_view_matches_reference(const Graph& graph, const FlatStridedView& view) {
-  const Value* source = graph.inputs()[0];
-  std::vector<float> iota(static_cast<size_t>(source->type().num_elements()));
-  std::iota(iota.begin(), iota.end(), 0.0f);
-  const std::vector<Tensor> out =
-      run_reference(graph, {Tensor::from_vector(DType::kF32, source->type().shape, iota)});
-  ASSERT_EQ(out.size(), 1u);
-  for (int64_t i = 0; i < out[0].num_elements(); ++i) {
+  const Tensor out = source_indices(graph);
+  for (int64_t i = 0; i < out.num_elements(); ++i) {
     int64_t at = view.offset;
     for (const FlatStridedView::Digit& digit : view.digits) {
       at += i / digit.inner % digit.size * digit.stride;
     }
-    ASSERT_EQ(static_cast<int64_t>(out[0].get_double(i)), at) << "element " << i;
+    ASSERT_EQ(static_cast<int64_t>(out.get_double(i)), at) << "element " << i;
   }
 }
 
