@@ -65,11 +65,12 @@ std::string kernels_table(const Program& program) {
     for (const KernelBinary& binary : kernel.binaries) {
       binaries.push_back(binary.arch + " " + format_bytes(std::ssize(binary.cubin)));
     }
+    const int64_t flops = kernel_flops(kernel);
+    const std::string tactic = kernel_tactic(kernel);
     rows.push_back({std::to_string(i), kernel.name, binaries.empty() ? "-" : join(binaries),
                     kernel.ptx.empty() ? "-" : format_bytes(std::ssize(kernel.ptx)),
                     format_bytes(std::ssize(kernel.source)),
-                    kernel_flops(kernel) ? fmt::format("{:.3f}", kernel_flops(kernel) / 1e9) : "-",
-                    kernel_tactic(kernel).empty() ? "-" : kernel_tactic(kernel),
+                    flops ? fmt::format("{:.3f}", flops / 1e9) : "-", tactic.empty() ? "-" : tactic,
                     join(kernel.provenance)});
   }
   return render_table(rows);
