@@ -82,6 +82,12 @@ Program bias_relu_program(const CompiledKernels& code) {
   return program;
 }
 
+Program too_large_program(const CompiledKernels& code) {
+  Program program = bias_relu_program(code);
+  program.arena_bytes = int64_t{1} << 40;
+  return program;
+}
+
 Tensor bias_relu_input(int seed) {
   Tensor x(DType::kF32, {kRows, kColumns});
   for (int64_t i = 0; i < x.num_elements(); ++i) {

@@ -28,6 +28,9 @@ CompiledKernels nvcc_kernels(const std::string& dir);
 
 // The program with its memory planned.
 Program bias_relu_program(const CompiledKernels& code);
+// The program with an arena of 1 TiB (its intermediates where the plan put them): larger than any
+// GPU's free memory, so a session refuses it at load, naming the bytes (device_memory_fit.h).
+Program too_large_program(const CompiledKernels& code);
 
 // An input with values in [-1, 1) that vary with `seed`, and the output the program must give.
 Tensor bias_relu_input(int seed);

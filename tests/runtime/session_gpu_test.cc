@@ -1,17 +1,18 @@
 // GPU tests of the session (ctest label gpu) on the hand-written program of bias_relu_program.h,
 // with the kernels nvcc built at build time: numbers against the CPU, CUDA graph replay, other
-// device pointers, PTX only, a CUBIN for another GPU, argument counts, input checks, timing and
-// the per-step profile.
+// device pointers, PTX only, a CUBIN for another GPU, argument counts, a program larger than the
+// GPU, input checks, timing and the per-step profile.
 // Without a CUDA device the binary prints "no CUDA device: skipped" and exits 77, which ctest
 // reports as skipped.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
-#include <cstdio>
+#include <regex>
 
 #include "ir/error.h"
 #include "runtime/session.h"
 #include "tests/runtime/bias_relu_program.h"
+#include "tests/runtime/cuda_device_skip.h"
 
 namespace kiln::test {
 namespace {
@@ -113,6 +114,25 @@ TEST(SessionGpuTest, StepWithTheWrongArgumentCountIsRejected) {
   }
 }
 
+// The load refuses it before allocating anything, as an InputError naming the bytes needed and
+// free (without the check, cudaMalloc of the arena failed: an InternalError "out of memory"); a
+// program that fits loads and runs after it.
+TEST(SessionGpuTest, ProgramLargerThanTheGpuFailsAtLoadNamingTheBytes) {
+  try {
+    Session::load(too_large_program(nvcc_kernels(KILN_TEST_KERNELS_DIR)));
+    FAIL() << "expected an InputError";
+  } catch (const InputError& error) {
+    const std::regex expected(
+        R"(the program needs 1024\.00 GiB of GPU memory \(weights 1\.0 KiB, arena 1024\.00 GiB, )"
+        R"(inputs and outputs 128\.0 KiB\); )"
+        R"(the GPU has [0-9.]+ [KMG]iB free \(.+ \(sm_[0-9]+\)\))");
+    EXPECT_TRUE(std::regex_match(error.what(), expected)) << error.what();
+  }
+  Session session = Session::load(compiled_program());
+  const Tensor x = bias_relu_input(6);
+  expect_matches_cpu(session.run({x})[0], x);
+}
+
 TEST(SessionGpuTest, WrongInputTypeNamesTheInput) {
   Session session = Session::load(compiled_program());
   try {
@@ -167,13 +187,7 @@ TEST(SessionGpuTest, ProfilesEachStepAndLeavesRunsCorrect) {
 }  // namespace kiln::test
 
 int main(int argc, char** argv) {
-  try {
-    kiln::require_cuda_device();
-  } catch (const kiln::UnsupportedError& error) {
-    std::printf("no CUDA device: skipped\n");
-    std::fprintf(stderr, "%s\n", error.what());
-    return 77;
-  }
+  if (kiln::test::skip_without_cuda_device()) return kiln::test::kSkippedExitCode;
   testing::InitGoogleTest(&argc, argv);
   return RUN_ALL_TESTS();
 }
