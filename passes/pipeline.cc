@@ -16,6 +16,7 @@
 #include "passes/fold_constants.h"
 #include "passes/fuse_kernels.h"
 #include "passes/fuse_siblings.h"
+#include "passes/hoist_narrowing_casts.h"
 #include "passes/matmul_add_to_gemm.h"
 #include "passes/merge_sibling_gemms.h"
 #include "passes/mixed_precision.h"
@@ -58,6 +59,9 @@ const std::vector<PassEntry>& pipeline_entries() {
       // After mixed precision, which decides the convs that run in 16 bits; before fusion, so
       // the transposes it leaves fuse with their neighbours.
       {ChannelsLast::kName, make<ChannelsLast>, Stage::kFused},
+      // After the passes that insert casts and transposes; before fusion, so each narrowing
+      // lands in its producer's kernel.
+      {HoistNarrowingCasts::kName, make<HoistNarrowingCasts>, Stage::kFused},
       {FuseKernels::kName, make<FuseKernels>, Stage::kFused},
       {FuseSiblings::kName, make<FuseSiblings>, Stage::kFused},
   };
