@@ -48,10 +48,13 @@ WgmmaTiling choose_wgmma_tiling(int64_t batch, int64_t rows, int64_t cols, int64
                                 const Target& target) {
   const int64_t sms = std::max(target.sm_count, 1);
   const int64_t row_tiles = ceil_div(rows, kWgmmaBlockM) * batch;
+  const int64_t k_steps = ceil_div(depth, kWgmmaTileK);
+  const bool shallow = k_steps <= kWgmmaShallowSteps;
   WgmmaTiling best;
+  if (shallow) best.stages = kWgmmaShallowStages;
   int64_t best_cost = 0;
   for (int block_n : {64, 128, 192, 256}) {
-    if (block_n > ceil_div(cols, 64) * 64) break;
+    if (block_n > ceil_div(cols, 64) * 64 || (shallow && block_n > kWgmmaShallowMaxBlockN)) break;
     const int64_t blocks = row_tiles * ceil_div(cols, block_n);
     if (2 * blocks < sms) continue;
     const int64_t cost = ceil_div(blocks, sms) * (block_n + 32);
@@ -60,7 +63,6 @@ WgmmaTiling choose_wgmma_tiling(int64_t batch, int64_t rows, int64_t cols, int64
       best_cost = cost;
     }
   }
-  const int64_t k_steps = ceil_div(depth, kWgmmaTileK);
   best.split_depth = k_steps * kWgmmaTileK;
   if (best.block_n == 0) return best;
   const int64_t blocks = row_tiles * ceil_div(cols, best.block_n);

@@ -48,10 +48,18 @@ struct MmaTiling {
 // kWgmmaMinSplitSteps each) into as many slices as fit the slots, the slices' sums meeting in
 // the same f32 workspace and sum kernel (ResNet-50 b32's layer-4 3×3 convs: 104 blocks of
 // 128 × 64, 72 steps deep, two slices).
+// A contraction at most kWgmmaShallowSteps steps deep (ResNet's 1×1 convs from 64 or 128
+// channels) is bound by its memory traffic, the tile's loads and epilogue hardly overlapping
+// inside a block: it takes kWgmmaShallowStages stages and tiles at most kWgmmaShallowMaxBlockN
+// wide, so that two blocks share an SM and one's epilogue overlaps the other's loads (a 128 ×
+// 256 tile of 4 stages holds an SM alone).
 inline constexpr int kWgmmaBlockM = 128;
 inline constexpr int kWgmmaTileK = 64;
 inline constexpr int kWgmmaThreads = 256;
 inline constexpr int kWgmmaMinSplitSteps = 8;
+inline constexpr int kWgmmaShallowSteps = 2;
+inline constexpr int kWgmmaShallowStages = 3;
+inline constexpr int kWgmmaShallowMaxBlockN = 128;
 
 struct WgmmaTiling {
   int block_n = 0;
@@ -59,6 +67,10 @@ struct WgmmaTiling {
   int splits = 1;           // slices of K (1: no split)
   int64_t split_depth = 0;  // depth of a slice, a multiple of kWgmmaTileK
 };
+
+// Blocks of wgmma tiles block_n wide with `stages` stages an SM holds at once (by shared memory
+// and registers).
+int64_t wgmma_blocks_per_sm(int block_n, int stages, const Target& target);
 
 WgmmaTiling choose_wgmma_tiling(int64_t batch, int64_t rows, int64_t cols, int64_t depth,
                                 const Target& target);

@@ -468,9 +468,9 @@ class MmaKernelWriter {
   }
 
   // Whether a thread writes its two adjacent columns (registers 2h and 2h + 1) as one 32-bit
-  // store: no split-K, and pairs_result_stores.
+  // store: no split-K, and stores_result_runs(..., 2).
   bool paired_stores() const {
-    return tiling_.splits == 1 && pairs_result_stores(body_, anchor_, view_);
+    return tiling_.splits == 1 && stores_result_runs(body_, anchor_, view_, 2);
   }
 
   void paired_results(const std::vector<std::string>& outputs) {
@@ -530,8 +530,9 @@ void emit_split_k_store(ElementEmitter& e, KernelParams& params, const Contracti
       m_fastest ? m : n, sum));
 }
 
-bool pairs_result_stores(const KernelBody& body, const Node& anchor, const ContractionView& view) {
-  if (view.result_contiguous_along_m() || view.cols % 2 != 0) return false;
+bool stores_result_runs(const KernelBody& body, const Node& anchor, const ContractionView& view,
+                        int width) {
+  if (view.result_contiguous_along_m() || view.cols % width != 0) return false;
   const int64_t elements = anchor.result()->type().num_elements();
   return std::all_of(body.outputs.begin(), body.outputs.end(), [&](const Value* output) {
     const DType dtype = output->type().dtype;

@@ -60,15 +60,16 @@ void emit_split_k_store(ElementEmitter& e, KernelParams& params, const Contracti
                         int splits, const std::string& m, const std::string& n,
                         const std::string& sum);
 
-// Whether result elements (b, m, n) and (b, m, n + 1) of an unsplit contraction may be written
-// as one 32-bit store: a result contiguous along n with an even number of columns (so a pair
-// never straddles a row and starts 4-byte aligned), and 16-bit outputs, each as many elements as
-// the contraction's result (an elementwise epilogue's).
-bool pairs_result_stores(const KernelBody& body, const Node& anchor, const ContractionView& view);
+// Whether result elements (b, m, n) ... (b, m, n + width - 1) of an unsplit contraction, n a
+// multiple of `width`, may be written as one store of 2 · width bytes: a result contiguous along
+// n with a multiple of `width` columns (so a run never straddles a row and starts aligned), and
+// 16-bit outputs, each as many elements as the contraction's result (an elementwise epilogue's).
+bool stores_result_runs(const KernelBody& body, const Node& anchor, const ContractionView& view,
+                        int width);
 
 // Writes result elements (b, m, n) and (b, m, n + 1) from their sums `low` and `high`: the op's
 // result and the epilogue at each, then one 32-bit store per output. Call it inside a block of
-// its own, under pairs_result_stores.
+// its own, under stores_result_runs(..., 2).
 void emit_paired_results(ElementEmitter& e, const KernelBody& body, const Node& anchor,
                          ContractionView& view, const std::vector<std::string>& outputs,
                          const std::string& b, const std::string& m, const std::string& n,

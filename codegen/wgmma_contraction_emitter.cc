@@ -3,8 +3,11 @@
 
 #include <fmt/format.h>
 
+#include <set>
+
 #include "codegen/mma_contraction_emitter.h"
 #include "codegen/strided_view.h"
+#include "codegen/vector_access.h"
 #include "ir/error.h"
 
 namespace kiln::codegen {
@@ -16,6 +19,9 @@ constexpr int kBlockBytes = 64 * kRowBytes;    // 64 rows: a warpgroup's A, or 6
 constexpr int kVector = 8;                     // 16-bit values a cp.async moves
 constexpr int kWarpgroupRows = 64;
 constexpr int64_t kSharedLimit = 227 * 1024;
+// Floats a staged result row (results_through_shared) is longer than the tile: rows 8 floats
+// apart in banks, so that a quarter warp's stores of its 4 rows of 8 sums hit 32 banks.
+constexpr int kStagedRowPad = 8;
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -295,10 +301,14 @@ class WgmmaKernelWriter {
   // Register 4j + r: row g_m0 + 64 · warpgroup + 16 · warp + lane / 4 + 8 · (r / 2), column
   // g_n0 + 8j + 2 · (lane mod 4) + r mod 2.
   void results(const std::vector<std::string>& outputs) {
+    const bool split = tiling_.splits > 1;
+    if (!split && stores_result_runs(body_, anchor_, view_, kVector) &&
+        int64_t{kWgmmaBlockM} * staged_row() * 4 <= tiling_.stages * stage_bytes_) {
+      return results_through_shared(outputs);
+    }
     const std::string row = fmt::format(
         "g_m0 + g_warpgroup * {} + g_warp * 16 + g_lane / 4", kWarpgroupRows);
-    const bool split = tiling_.splits > 1;
-    const bool paired = !split && pairs_result_stores(body_, anchor_, view_);
+    const bool paired = !split && stores_result_runs(body_, anchor_, view_, 2);
     code_.line("#pragma unroll");
     e_.open_block(fmt::format("for (int g_j = 0; g_j < {}; ++g_j)", tiling_.block_n / 8));
     code_.line("#pragma unroll");
@@ -319,6 +329,86 @@ class WgmmaKernelWriter {
     e_.close_block();
     e_.close_block();
     e_.close_block();
+  }
+
+  int staged_row() const { return tiling_.block_n + kStagedRowPad; }
+
+  // The sums through shared memory (the pipeline's, free after the last step) as a 128 ×
+  // block_n f32 tile, so that each thread then finishes runs of 8 neighbouring columns of a row,
+  // consecutive threads consecutive runs: per run one 16-byte store per output and one 16-byte
+  // load per 16-bit input read where the result lies (a residual), where the registers'
+  // fragment layout would give 4-byte stores and 2-byte loads, rows 8 apart in a warp.
+  void results_through_shared(const std::vector<std::string>& outputs) {
+    code_.line("__syncthreads();");
+    code_.line("float* const g_tile = reinterpret_cast<float*>(g_shared);");
+    code_.line("#pragma unroll");
+    e_.open_block(fmt::format("for (int g_j = 0; g_j < {}; ++g_j)", tiling_.block_n / 8));
+    code_.line("#pragma unroll");
+    e_.open_block("for (int g_r = 0; g_r < 4; g_r += 2)");
+    code_.line(fmt::format(
+        "const int g_row = g_warpgroup * {} + g_warp * 16 + g_lane / 4 + g_r / 2 * 8;",
+        kWarpgroupRows));
+    code_.line(fmt::format("*reinterpret_cast<float2*>(&g_tile[g_row * {} + g_j * 8 + g_lane % 4 "
+                           "* 2]) = make_float2(g_acc[g_j * 4 + g_r], g_acc[g_j * 4 + g_r + 1]);",
+                           staged_row()));
+    e_.close_block();
+    e_.close_block();
+    code_.line("__syncthreads();");
+    const int runs_per_row = tiling_.block_n / kVector;
+    e_.open_block(fmt::format("for (int g_p = 0; g_p < {}; ++g_p)",
+                              kWgmmaBlockM * runs_per_row / kWgmmaThreads));
+    code_.line(fmt::format("const int g_q = threadIdx.x + g_p * {}, g_row = g_q / {}, g_run = g_q % {};",
+                           kWgmmaThreads, runs_per_row, runs_per_row));
+    code_.line(fmt::format("const {} g_m = g_m0 + g_row, g_n = g_n0 + g_run * {};", index_, kVector));
+    e_.open_block(fmt::format("if (g_m < {} && g_n < {})", view_.rows, view_.cols));
+    code_.line(fmt::format("float g_sums[{}];", kVector));
+    code_.line(fmt::format("*reinterpret_cast<float4*>(g_sums) = *reinterpret_cast<const float4*>("
+                           "&g_tile[g_row * {} + g_run * {}]);",
+                           staged_row(), kVector));
+    code_.line(fmt::format("*reinterpret_cast<float4*>(g_sums + 4) = *reinterpret_cast<const "
+                           "float4*>(&g_tile[g_row * {} + g_run * {} + 4]);",
+                           staged_row(), kVector));
+    const std::string first = view_.result_index(e_, "g_b", "g_m", "g_n");
+    std::set<DType> vector_dtypes;
+    std::vector<std::pair<const Value*, std::string>> loaded;
+    const int64_t elements = anchor_.result()->type().num_elements();
+    for (const Value* input : body_.inputs) {
+      const DType dtype = input->type().dtype;
+      if (input == anchor_.operand(0) || input == anchor_.operand(1) || !is_16_bit(dtype) ||
+          input->type().num_elements() != elements) {
+        continue;
+      }
+      const std::string type = vector_type(dtype, kVector);
+      loaded.emplace_back(input, e_.fresh_name('v'));
+      code_.line(fmt::format("const {} {} = *reinterpret_cast<const {}*>(&{}[{}]);", type,
+                             loaded.back().second, type, e_.params().read(input), first));
+      vector_dtypes.insert(dtype);
+    }
+    for (size_t k = 0; k < outputs.size(); ++k) {
+      const DType dtype = body_.outputs[k]->type().dtype;
+      code_.line(fmt::format("{} g_out{};", vector_type(dtype, kVector), k));
+      vector_dtypes.insert(dtype);
+    }
+    code_.line("#pragma unroll");
+    e_.open_block(fmt::format("for (int g_c = 0; g_c < {}; ++g_c)", kVector));
+    code_.line(fmt::format("const {} g_nc = g_n + g_c;", index_));
+    const std::string at = view_.result_index(e_, "g_b", "g_m", "g_nc");
+    for (const auto& [input, vector] : loaded) {
+      e_.bind(input, at, widened(input->type().dtype, vector + ".v[g_c]"));
+    }
+    e_.bind(anchor_.result(), at, view_.result(e_, "g_b", "g_m", "g_nc", "g_sums[g_c]"));
+    for (size_t k = 0; k < outputs.size(); ++k) {
+      code_.line(fmt::format("g_out{}.v[g_c] = {};", k, e_.stored(body_.outputs[k], at)));
+    }
+    e_.close_block();
+    for (size_t k = 0; k < outputs.size(); ++k) {
+      const std::string type = vector_type(body_.outputs[k]->type().dtype, kVector);
+      code_.line(fmt::format("*reinterpret_cast<{}*>(&{}[{}]) = g_out{};", type, outputs[k],
+                             first, k));
+    }
+    e_.close_block();
+    e_.close_block();
+    for (DType dtype : vector_dtypes) spec_.definitions += vector_definition(dtype, kVector);
   }
 
   const KernelBody& body_;

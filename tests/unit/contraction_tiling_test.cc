@@ -117,6 +117,21 @@ TEST(ContractionTiling, WgmmaTilesTakeTheFewestWaves) {
   EXPECT_EQ(choose_wgmma_tiling(1, 4096, 3072, 768, hopper).block_n, 256);
   // 64 columns: 64-wide tiles only.
   EXPECT_EQ(choose_wgmma_tiling(1, 100352, 64, 64, hopper).block_n, 64);
+}
+
+TEST(ContractionTiling, ShallowWgmmaContractionsShareAnSm) {
+  const Target hopper = target_for_arch("sm_90a");
+  // ResNet-50 b32's layer-1 1×1 up-projection (M = 32·56·56, N = 256, K = 64, one step): 128
+  // wide and 3 stages, two blocks an SM, where deeper ones of its width take 256 and 4 stages.
+  const WgmmaTiling shallow = choose_wgmma_tiling(1, 100352, 256, 64, hopper);
+  EXPECT_EQ(shallow.block_n, 128);
+  EXPECT_EQ(shallow.stages, 3);
+  EXPECT_EQ(wgmma_blocks_per_sm(shallow.block_n, shallow.stages, hopper), 2);
+  // Two steps (layer 2's, K = 128) are shallow too; three are not.
+  EXPECT_EQ(choose_wgmma_tiling(1, 25088, 512, 128, hopper).stages, 3);
+  const WgmmaTiling deep = choose_wgmma_tiling(1, 100352, 256, 192, hopper);
+  EXPECT_EQ(deep.block_n, 256);
+  EXPECT_EQ(deep.stages, 4);
   // Batch 1 (128 rows): at most 6 blocks, short of half the SMs: none (mma.sync splits K).
   EXPECT_EQ(choose_wgmma_tiling(1, 128, 768, 768, hopper).block_n, 0);
   // The batch multiplies the blocks: 12 × 3 row tiles × 3 column tiles of 64.
