@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <functional>
 #include <limits>
+#include <set>
 
 #include "codegen/cuda_expr.h"
 #include "codegen/strided_view.h"
@@ -258,6 +259,7 @@ class TiledAttentionWriter {
     nan_guard_ = path == ProbabilityPath::kNanGuard;
     minus_inf_ = cuda_literal(-std::numeric_limits<double>::infinity(), DType::kF32);
     plus_inf_ = cuda_literal(std::numeric_limits<double>::infinity(), DType::kF32);
+    find_hoisted();
   }
 
   void write() {
@@ -282,6 +284,7 @@ class TiledAttentionWriter {
     code.line(fmt::format("float g_o[{}][4] = {{}};", a_.columns / 8));
     code.line(fmt::format("float g_max[2] = {{{0}, {0}}}, g_sum[2] = {{0.0f, 0.0f}};", minus_inf_));
     if (nan_guard_) code.line("bool g_nan[2] = {false, false};");
+    fill_row_values(e);
     if (online_) {
       key_loop(e, /*statistics_only=*/false);
       sum_over_quad(e);
@@ -299,6 +302,12 @@ class TiledAttentionWriter {
         query_tile_, key_tile_, key_splits_,
         strided_ ? "Q/K/V by cp.async from strided views" : "Q/K/V through the element machinery",
         online_ ? ", online softmax (one pass)" : ", exact softmax (two passes)");
+    if (!hoisted_.empty()) {
+      int64_t per_key = 0;
+      for (const Hoisted& h : hoisted_) per_key += h.per_key ? 1 : 0;
+      spec_.tactic += fmt::format(", score operands hoisted ({} per key tile, {} per row)",
+                                  per_key, static_cast<int64_t>(hoisted_.size()) - per_key);
+    }
     // S = Q'K'^T and O = P V': 2·M·N·(D + E) a batch element.
     spec_.flops = 2 * a_.batch_count * a_.queries * a_.keys * (a_.depth + a_.columns);
   }
@@ -341,6 +350,11 @@ class TiledAttentionWriter {
     code.line("float* const g_part = reinterpret_cast<float*>(g_shared);");
     code.line(fmt::format("__shared__ float g_row_max[{0}], g_row_sum[{0}];", kWarps * kWarpRows));
     if (nan_guard_) code.line(fmt::format("__shared__ bool g_row_nan[{}];", kWarps * kWarpRows));
+    for (const Hoisted& h : hoisted_) {
+      if (h.per_key) {
+        code.line(fmt::format("__shared__ {} {}[2][{}];", h.type, h.array, key_tile_));
+      }
+    }
     code.line(fmt::format("const {} g_b = blockIdx.x / {};", e.index_type(), tiles_));
     code.line(fmt::format("const int g_m0 = blockIdx.x % {} * {};", tiles_, query_tile_));
     code.line(
@@ -563,6 +577,7 @@ class TiledAttentionWriter {
     code.line("__syncthreads();");
     load_keys(e);
     if (!statistics_only) load_values(e);
+    fill_key_values(e, "0");
     code.line("__syncthreads();");
     tile_math(e, statistics_only);
     e.close_block();
@@ -592,6 +607,7 @@ class TiledAttentionWriter {
                              a_.keys, key_tile_));
     code.line("kiln_cp_async_wait<0>();");
     transform_tile(e, "g_key0", "g_buf", values);
+    fill_key_values(e, "g_buf");
     code.line("__syncthreads();");
     e.open_block(fmt::format("if (g_key0 + {} < {})", key_tile_, a_.keys));
     issue_tile(e, fmt::format("g_key0 + {}", key_tile_), "g_buf ^ 1", values);
@@ -726,6 +742,15 @@ class TiledAttentionWriter {
     }
     e.close_block();
     e.close_block();
+    // Hoisted score operands: each score reads its key's value (shared memory, filled once a
+    // key tile) or its row's (registers, filled before the key loop).
+    const std::string buffer = strided_ ? "g_buf" : "0";
+    for (const Hoisted& h : hoisted_) {
+      const std::string read =
+          h.per_key ? fmt::format("{}[{}][g_split + g_n * 8 + 2 * g_t + g_h % 2]", h.array, buffer)
+                    : fmt::format("{}[g_h / 2]", h.array);
+      e.set_override(h.value, [read](const std::string&) { return read; });
+    }
     open_fragment_loops(e);
     const std::string at = score_index(e);
     e.bind(a_.scores->result(), at, e.temp("float", rounded(*a_.scores, "g_s[g_n][g_h]")));
@@ -736,6 +761,129 @@ class TiledAttentionWriter {
                             e.element(a_.softmax->operand(0), at), minus_inf_));
     }
     e.close_block();
+    e.close_block();
+    for (const Hoisted& h : hoisted_) e.clear_override(h.value);
+  }
+
+  // Score operands worth computing once per key or per row instead of once per score (a mask
+  // built from an attention mask input by gathers, casts and logic, broadcast over heads and
+  // query rows): walking from the softmax's operand back to the scores through elementwise,
+  // broadcast and expand ops, each operand that does not depend on the scores, is not a
+  // one-element constant, and broadcasts into the scores' shape (numpy rules) with size 1 along
+  // the query axis (it depends on the batch and the key only: per key) or along the key axis
+  // (per row). An operand that varies along both is split into its own operands the same way
+  // when its producer is elementwise, broadcast or expand. Any other op between the scores and
+  // the softmax: nothing is hoisted (its operands might be read at other indices).
+  void find_hoisted() {
+    const Shape& s = a_.scores->result()->type().shape;
+    const size_t rank = s.size();
+    std::set<const Value*> on_scores{a_.scores->result()};
+    for (const Node* node : body_.nodes) {
+      for (const Value* operand : node->operands()) {
+        if (on_scores.count(operand)) {
+          for (const Value* result : node->results()) on_scores.insert(result);
+          break;
+        }
+      }
+    }
+    const auto pointwise = [](const Node* node) {
+      if (!node || node->body() || node->results().size() != 1) return false;
+      const OpCategory category = node->info().category;
+      return category == OpCategory::kElementwise || category == OpCategory::kBroadcast ||
+             node->op() == "expand";
+    };
+    std::set<const Value*> seen;
+    bool ok = true;
+    std::function<void(const Value*)> visit = [&](const Value* value) {
+      if (!ok || !seen.insert(value).second) return;
+      const Node* node = value->producer();
+      if (on_scores.count(value)) {
+        if (value == a_.scores->result()) return;
+        if (!pointwise(node)) {
+          ok = false;
+          return;
+        }
+        for (const Value* operand : node->operands()) visit(operand);
+        return;
+      }
+      if (value->is_constant() && value->type().num_elements() == 1) return;
+      const Shape& shape = value->type().shape;
+      if (shape.size() > rank) return;
+      const size_t lead = rank - shape.size();
+      for (size_t d = 0; d < shape.size(); ++d) {
+        if (shape[d] != 1 && shape[d] != s[lead + d]) return;
+      }
+      const auto size_at = [&](size_t axis) { return axis < lead ? 1 : shape[axis - lead]; };
+      const bool varies_by_query = size_at(rank - 2) != 1, varies_by_key = size_at(rank - 1) != 1;
+      if (!varies_by_query || !varies_by_key) {
+        Hoisted h;
+        h.value = value;
+        h.per_key = varies_by_key;
+        h.type = std::string(cuda_compute_type(value->type().dtype));
+        h.array = fmt::format("{}{}", h.per_key ? "g_by_key" : "g_by_row", hoisted_.size());
+        hoisted_.push_back(h);
+        return;
+      }
+      if (!pointwise(node)) return;
+      for (const Value* operand : node->operands()) visit(operand);
+    };
+    visit(a_.softmax->operand(0));
+    if (!ok) hoisted_.clear();
+  }
+
+  // The flat index of hoisted `value` at the block's batch index, query row `query` and key `key`.
+  std::string hoisted_index(ElementEmitter& e, const Value* value, const std::string& query,
+                            const std::string& key) {
+    const Shape& shape = value->type().shape;
+    const size_t rank = a_.batch.size() + 2, lead = rank - shape.size();
+    std::vector<std::string> coordinates;
+    for (size_t d = 0; d < shape.size(); ++d) {
+      const size_t axis = lead + d;
+      coordinates.push_back(shape[d] == 1         ? "0"
+                            : axis == rank - 1    ? key
+                            : axis == rank - 2    ? query
+                                                  : batch_coordinates_[axis]);
+    }
+    return e.flat_index(coordinates, shape);
+  }
+
+  // The per-key hoisted operands of key tile g_key0 into buffer `buffer`: one key a thread
+  // (keys past N read key N − 1; their scores are −inf).
+  void fill_key_values(ElementEmitter& e, const std::string& buffer) {
+    if (std::none_of(hoisted_.begin(), hoisted_.end(), [](const Hoisted& h) { return h.per_key; })) {
+      return;
+    }
+    CodeWriter& code = e.code();
+    e.open_block(fmt::format("if (threadIdx.x < {})", key_tile_));
+    code.line(fmt::format("const int g_hk = min(g_key0 + (int)threadIdx.x, {});", a_.keys - 1));
+    for (const Hoisted& h : hoisted_) {
+      if (!h.per_key) continue;
+      code.line(fmt::format("{}[{}][threadIdx.x] = {};", h.array, buffer,
+                            e.element(h.value, hoisted_index(e, h.value, "0", "g_hk"))));
+    }
+    e.close_block();
+  }
+
+  // The per-row hoisted operands of the thread's rows g and g + 8, once (rows past M read row
+  // M − 1).
+  void fill_row_values(ElementEmitter& e) {
+    CodeWriter& code = e.code();
+    bool any = false;
+    for (const Hoisted& h : hoisted_) {
+      if (h.per_key) continue;
+      code.line(fmt::format("{} {}[2];", h.type, h.array));
+      any = true;
+    }
+    if (!any) return;
+    code.line("#pragma unroll");
+    e.open_block("for (int g_r = 0; g_r < 2; ++g_r)");
+    code.line(fmt::format("const int g_hq = min(g_m0 + g_rows + g_g + 8 * g_r, {});",
+                          a_.queries - 1));
+    for (const Hoisted& h : hoisted_) {
+      if (h.per_key) continue;
+      code.line(fmt::format("{}[g_r] = {};", h.array,
+                            e.element(h.value, hoisted_index(e, h.value, "g_hq", "0"))));
+    }
     e.close_block();
   }
 
@@ -1040,6 +1188,13 @@ class TiledAttentionWriter {
   StridedOperand q_, k_, v_;
   std::vector<std::string> batch_coordinates_;
   std::string minus_inf_, plus_inf_;
+  // Score operands computed once per key (shared memory, per key tile) or per row (registers).
+  struct Hoisted {
+    const Value* value = nullptr;
+    bool per_key = false;
+    std::string type, array;
+  };
+  std::vector<Hoisted> hoisted_;
 };
 
 }  // namespace

@@ -188,6 +188,8 @@ void ElementEmitter::set_override(const Value* value, Override compute) {
   overrides_[value] = std::move(compute);
 }
 
+void ElementEmitter::clear_override(const Value* value) { overrides_.erase(value); }
+
 void ElementEmitter::set_coordinates(const std::string& index, const Shape& shape,
                                      std::vector<std::string> coordinates) {
   scopes_.back().coordinates[{index, shape}] = std::move(coordinates);

@@ -63,6 +63,7 @@ class ElementEmitter {
   // Makes element(value, i) return compute(i) for every index (a reduction's results).
   using Override = std::function<std::string(const std::string& index)>;
   void set_override(const Value* value, Override compute);
+  void clear_override(const Value* value);
 
   // Makes coordinate(index, shape, d) return coordinates[d] in the current scope (a kernel that
   // knows an index's coordinates saves the divisions that would recover them).
