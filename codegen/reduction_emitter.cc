@@ -21,6 +21,11 @@ constexpr int64_t kMaxCachedPerThread = 32;
 constexpr int64_t kTargetPerThread = 32;
 constexpr int64_t kSerialBlock = 256;
 constexpr int64_t kWarpRowsPerBlock = 4;
+// A thread's float sum of more than this many terms adds them in chunks of at most this many,
+// each into a partial of its own, and the partials likewise, level upon level: no running sum
+// takes more than this many additions, where a single running sum stops growing once it is
+// 2^24 times its terms (issue 15: 4.1e10 ones summed to 2^34).
+constexpr int64_t kChunkTerms = 1024;
 // A vector of a per-column operand (scale, bias) that is a constant may span two 16-byte
 // accesses, not more: constants lie in the weights, aligned to 256 bytes. Any other buffer may be
 // a graph input, whose device pointer run_device requires only 16-byte aligned
@@ -93,6 +98,29 @@ Schedule choose_schedule(const RowGeometry& g, int vector_width) {
   s.per_thread = s.vectors_per_thread * vector_width;
   s.cached = s.per_thread <= kMaxCachedPerThread;
   return s;
+}
+
+// The items (columns, or vectors of them) a chunk of kChunkTerms terms holds.
+int64_t chunk_items(const Schedule& s) { return kChunkTerms / s.vector_width; }
+
+// The levels of chunk partials a float sum over a thread's items needs: none when it takes at
+// most chunk_items(s) (or the schedule caches them: at most kMaxCachedPerThread).
+int chunk_levels(const Schedule& s) {
+  int levels = 0;
+  if (s.cached) return levels;
+  for (int64_t items = s.per_thread / s.vector_width; items > chunk_items(s);
+       items = (items + chunk_items(s) - 1) / chunk_items(s)) {
+    ++levels;
+  }
+  return levels;
+}
+
+// How far past the end of a row a thread's loop variables may step: a block (the last items'
+// stride), or the span of the outermost chunks.
+int64_t loop_overshoot(const Schedule& s) {
+  int64_t span = s.threads_per_row;
+  for (int l = chunk_levels(s); l > 0; --l) span *= chunk_items(s);
+  return std::max(s.block, span);
 }
 
 // Where each body output is written: once per row, or once per element of X.
@@ -201,7 +229,7 @@ class ReductionWriter {
         plan_(plan_reduction(reduction_, geometry_.columns)),
         spec_(spec),
         code_(1),
-        e_(code_, spec.params, index_type_for(body, schedule_.block)),
+        e_(code_, spec.params, index_type_for(body, loop_overshoot(schedule_))),
         keeps_terms_(keeps_terms()) {}
 
   void write() {
@@ -267,6 +295,25 @@ class ReductionWriter {
     return sum.empty() ? "0" : e_.index_temp(sum);
   }
 
+  // A sum whose uncached walk adds its terms into partials of `levels` levels (kChunkTerms):
+  // level 1 takes the terms, each level's partial is added into the next one's, the last into
+  // the accumulator.
+  struct ChunkedSum {
+    int levels = 0;  // 0: the terms go straight into the accumulator
+    std::string type, initial, accumulator;
+
+    std::string partial(int level) const { return accumulator + "_" + std::to_string(level); }
+    // What the walk adds its terms to.
+    std::string target() const { return levels ? partial(1) : accumulator; }
+  };
+
+  // The chunk levels of this float sum (chunk_levels(schedule_)), none for other passes.
+  int sum_chunk_levels(const ReductionPass& pass) const {
+    const bool float_sum =
+        pass.combine == Combine::kSum && pass.type == cuda_compute_type(DType::kF32);
+    return float_sum ? chunk_levels(schedule_) : 0;
+  }
+
   // What a walk over this thread's columns does (for_each_column).
   struct ColumnVisit {
     // Whether visit() needs X's flat index and the column (else it reads only the slot).
@@ -281,6 +328,8 @@ class ReductionWriter {
     // row, in vectors).
     std::function<void()> before_vector = {};
     std::function<void(const std::string&)> after_vector = {};
+    // The float sum that visit() adds to (write_pass), chunked in uncached walks (kChunkTerms).
+    ChunkedSum sum = {};
   };
 
   void for_each_column(const ColumnVisit& walk) {
@@ -304,12 +353,46 @@ class ReductionWriter {
       }
     } else {
       column = "col";
-      e_.open_block(fmt::format("for ({} col = {}; col < {}; col += {})", e_.index_type(), lane_,
-                                geometry_.columns, threads));
+      open_thread_loop(column, geometry_.columns, walk.sum);
     }
     walk.visit(walk.needs_index ? x_index(column) : "", column, schedule_.cached ? "xs[k]" : "");
     for (int g = 0; g < guards; ++g) e_.close_block();
+    close_thread_loop(walk.sum);
+  }
+
+  // An uncached walk's loop over this thread's `count` items: `item` = lane, lane + threads,
+  // ... With chunk levels, one loop a level around it: level l's loop steps over spans of
+  // threads · chunk_items^l items, and each span's partial starts at zero.
+  void open_thread_loop(const std::string& item, int64_t count, const ChunkedSum& sum) {
+    const std::string& index = e_.index_type();
+    const int64_t threads = schedule_.threads_per_row;
+    std::string start = lane_, end = std::to_string(count);
+    int64_t span = threads;
+    for (int l = 1; l <= sum.levels; ++l) span *= chunk_items(schedule_);
+    for (int l = sum.levels; l >= 1; --l) {
+      const std::string chunk = fmt::format("{}_chunk{}", item, l);
+      e_.open_block(fmt::format("for ({0} {1} = {2}; {1} < {3}; {1} += {4})", index, chunk, start,
+                                end, span));
+      code_.line(fmt::format("{} {} = {};", sum.type, sum.partial(l), sum.initial));
+      span /= chunk_items(schedule_);
+      const std::string chunk_end = fmt::format("{}_end{}", item, l);
+      code_.line(fmt::format("const {0} {1} = {2} - {3} > {4} ? {3} + {4} : {2};", index,
+                             chunk_end, end, chunk, span * chunk_items(schedule_)));
+      start = chunk;
+      end = chunk_end;
+    }
+    e_.open_block(fmt::format("for ({0} {1} = {2}; {1} < {3}; {1} += {4})", index, item, start,
+                              end, threads));
+  }
+
+  // Closes open_thread_loop's loops, adding each level's partial into the next level's.
+  void close_thread_loop(const ChunkedSum& sum) {
     e_.close_block();
+    for (int l = 1; l <= sum.levels; ++l) {
+      const std::string into = l == sum.levels ? sum.accumulator : sum.partial(l + 1);
+      code_.line(fmt::format("{} += {};", into, sum.partial(l)));
+      e_.close_block();
+    }
   }
 
   // The vector schedule's walk: vector `vec` of the row holds columns vec·W to vec·W + W − 1;
@@ -333,8 +416,7 @@ class ReductionWriter {
       }
     } else {
       vec = "vec";
-      e_.open_block(fmt::format("for ({} vec = {}; vec < {}; vec += {})", e_.index_type(), lane_,
-                                vectors, threads));
+      open_thread_loop(vec, vectors, walk.sum);
     }
     std::vector<std::string> loaded;
     for (const Value* buffer : walk.loads) {
@@ -366,7 +448,7 @@ class ReductionWriter {
     e_.close_block();
     if (walk.after_vector) walk.after_vector(vec);
     for (int g = 0; g < guards; ++g) e_.close_block();
-    e_.close_block();
+    close_thread_loop(walk.sum);
   }
 
   // Where a buffer's vectors for this row start: at the row's offset for one of X's size, at
@@ -465,7 +547,11 @@ class ReductionWriter {
     const bool reads_x = first || !schedule_.cached;
     ColumnVisit walk{
         .needs_index = reads_x || arg,
-        .loads = reads_x ? vector_loads({input_}, nullptr) : std::vector<const Value*>{}};
+        .loads = reads_x ? vector_loads({input_}, nullptr) : std::vector<const Value*>{},
+        .sum = {.levels = sum_chunk_levels(pass),
+                .type = pass.type,
+                .initial = pass.initial,
+                .accumulator = acc}};
     walk.visit = [&](const std::string& index, const std::string& column, const std::string& slot) {
       std::string x;
       if (reads_x) {
@@ -492,7 +578,7 @@ class ReductionWriter {
       }
       switch (pass.combine) {
         case Combine::kSum:
-          code_.line(acc + " += " + term + ";");
+          code_.line(walk.sum.target() + " += " + term + ";");
           break;
         case Combine::kProd:
           code_.line(acc + " *= " + term + ";");

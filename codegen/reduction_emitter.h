@@ -30,6 +30,12 @@
 // again from memory in each pass. A plan may leave its last pass's terms in those registers
 // (softmax keeps exp(x − max) for its output) when nothing else reads X.
 //
+// Float sums a thread takes more than 1024 terms of (rows read from memory) add them in chunk
+// partials of at most 1024 terms, and the partials likewise, level upon level (kChunkTerms), so
+// no fp32 running sum stops growing (one stops once it is 2^24 times its terms): sums and means
+// of up to 2^40 elements stay within a few roundings of the exact value. Shorter sums keep one
+// running sum.
+//
 // Outputs: a value with one element per row (the reduced result and its epilogue) is written
 // once per row; a value with one element per X element (softmax, layer norm, and a prologue
 // value the fusion also writes) in a last pass over the row.
