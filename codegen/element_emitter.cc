@@ -219,7 +219,10 @@ std::string ElementEmitter::flat_index(const std::vector<std::string>& coordinat
     expression += stride == 1 ? coordinates[d]
                               : parenthesized(coordinates[d]) + " * " + std::to_string(stride);
   }
-  return expression.empty() ? "0" : index_temp(expression);
+  if (expression.empty()) return "0";
+  const std::string index = index_temp(expression);
+  if (remember_flat_coordinates_) set_coordinates(index, shape, coordinates);
+  return index;
 }
 
 std::string ElementEmitter::broadcast_index(const std::string& index, const Shape& to,

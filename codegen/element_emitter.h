@@ -70,6 +70,11 @@ class ElementEmitter {
   void set_coordinates(const std::string& index, const Shape& shape,
                        std::vector<std::string> coordinates);
 
+  // Makes flat_index() remember the coordinates it is given, so that coordinate() of the index
+  // it returns gives them back instead of dividing it again (a transpose of a pad's operand).
+  // Sound where every flat_index() gets coordinates inside the shape, as the index maps give.
+  void remember_flat_coordinates() { remember_flat_coordinates_ = true; }
+
   // Shape arithmetic on flat indices (variables for anything not trivial):
   // coordinate d of `index` in a tensor of `shape`,
   std::string coordinate(const std::string& index, const Shape& shape, size_t d);
@@ -101,6 +106,7 @@ class ElementEmitter {
   std::vector<Scope> scopes_;
   std::map<const Value*, Override> overrides_;
   int next_name_ = 0;
+  bool remember_flat_coordinates_ = false;
 };
 
 // The storage-typed value to write for `expression`, an element in dtype's compute type:

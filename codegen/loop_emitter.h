@@ -13,6 +13,18 @@
 // writes 16 bytes at a time: each thread handles W = 16 / (widest element) neighbouring
 // elements (at most 8) through aligned vector types, and a scalar loop finishes the last
 // N % W. Buffers are 256-byte aligned (runtime/program.h), so every vector access is aligned.
+//
+// Other bodies (injective ops, operands broadcast) whose outputs share a shape with a last axis
+// of whole vectors are vectorized by lanes: thread j writes the 16-byte vector j of each output,
+// computing the vector's coordinates once; lane k's element (flat index i = j·W + k, the last
+// coordinate the vector's first plus k) comes from the element machinery, which reuses those
+// coordinates, and buffers read at i itself come as vectors:
+//
+//   for (int j = first; j < N / W; j += stride) {
+//     const int t0 = j % 224;  ...  vec_f16x8 r0;
+//     for (int k = 0; k < 8; ++k) { const int i = j * 8 + k;  ...  r0.v[k] = ...; }
+//     reinterpret_cast<vec_f16x8*>(out0)[j] = r0;
+//   }
 #pragma once
 
 #include "codegen/kernel_body.h"

@@ -8,6 +8,9 @@
 // gives 0 (and index -1). The pooled input is read through the element machinery
 // (codegen/element_emitter.h), so a fusion's prologue ops are computed per tap; the pool's
 // result is an override there, so the fusion's epilogue ops read it at any index.
+// A channels-last pool of a kernel input whose channels fill 16-byte vectors (8 of 16 bits, 4
+// of 32) takes a thread per vector of channels of an output pixel instead: one vector load per
+// tap, the max or sum per lane (in the compute type), one vector store per output.
 #pragma once
 
 #include "codegen/kernel_body.h"
