@@ -4,7 +4,8 @@ mode="reduce-overhead"), kiln unfused and kiln fused, in one run on one card.
 
 usage: bench/models.py KILN OUT_DIR [--models resnet50,mobilenetv2,bert,vit]
                        [--batches 1,32] [--extra-batches resnet50=128] [--iters 50]
-                       [--warmup 10] [--no-compile] [--kiln-profile N]
+                       [--warmup 10] [--no-compile | --compile-modes default,reduce-overhead]
+                       [--kiln-profile N]
 
 Models have random weights: torchvision's ResNet-50, MobileNetV2 and ViT-B/16 (224×224), and
 BERT-base (transformers' BertModel: 12 layers, hidden 768, sequence 128). Each runs at every
@@ -88,7 +89,7 @@ def time_torch(entry, model, inputs, args):
     """Adds eager's and torch.compile's medians to `entry`, or their errors."""
     gpu_model = model.half().cuda()
     gpu_inputs = [t.cuda().half() if t.is_floating_point() else t.cuda() for t in inputs.values()]
-    modes = [] if args.no_compile else ["default", "reduce-overhead"]
+    modes = [] if args.no_compile else args.compile_modes.split(",")
     for column in ["eager"] + [f"compile {mode}" for mode in modes]:
         try:
             if column == "eager":
@@ -193,10 +194,13 @@ def main():
     parser.add_argument("--iters", type=int, default=50)
     parser.add_argument("--warmup", type=int, default=10)
     parser.add_argument("--no-compile", action="store_true", help="skip torch.compile")
+    parser.add_argument("--compile-modes", default="default,reduce-overhead",
+                        help="torch.compile modes to time (default: default,reduce-overhead)")
     parser.add_argument("--kiln-profile", type=int, default=0, metavar="N",
                         help="print kiln's N slowest kernel launches per variant")
     args = parser.parse_args()
     chosen(parser, args.models, MODELS, "model")
+    chosen(parser, args.compile_modes, ["default", "reduce-overhead"], "torch.compile mode")
     if not torch.cuda.is_available():
         print("no CUDA device: model benchmarks skipped")
         return 0

@@ -848,14 +848,17 @@ class TiledAttentionWriter {
   }
 
   // The per-key hoisted operands of key tile g_key0 into buffer `buffer`: one key a thread
-  // (keys past N read key N − 1; their scores are −inf).
+  // (keys past N, in a last partial tile, read key N − 1; their scores are −inf).
   void fill_key_values(ElementEmitter& e, const std::string& buffer) {
     if (std::none_of(hoisted_.begin(), hoisted_.end(), [](const Hoisted& h) { return h.per_key; })) {
       return;
     }
     CodeWriter& code = e.code();
     e.open_block(fmt::format("if (threadIdx.x < {})", key_tile_));
-    code.line(fmt::format("const int g_hk = min(g_key0 + (int)threadIdx.x, {});", a_.keys - 1));
+    code.line(a_.keys % key_tile_ == 0
+                  ? std::string("const int g_hk = g_key0 + (int)threadIdx.x;")
+                  : fmt::format("const int g_hk = min(g_key0 + (int)threadIdx.x, {});",
+                                a_.keys - 1));
     for (const Hoisted& h : hoisted_) {
       if (!h.per_key) continue;
       code.line(fmt::format("{}[{}][threadIdx.x] = {};", h.array, buffer,
