@@ -183,7 +183,7 @@ int channel_lanes(const KernelBody& body, const Node& pool, const PoolWindow& w)
   size_t widest = dtype_size(x->type().dtype);
   for (const Value* output : body.outputs) widest = std::max(widest, dtype_size(output->type().dtype));
   const int width = vector_width_for(widest);
-  return width >= 2 && w.channels % width == 0 ? width : 1;
+  return width >= 2 && w.channels > 0 && w.channels % width == 0 ? width : 1;
 }
 
 // The vector form's loop: thread `first` handles vectors j = first, first + stride, ..., each
@@ -240,8 +240,14 @@ void emit_channel_vector_loop(ElementEmitter& e, const KernelBody& body, const N
   }
   code.line("#pragma unroll");
   e.open_block(fmt::format("for (int k = 0; k < {}; ++k)", width));
-  // The body's epilogue ops read their other operands at the lane's flat index.
-  if (body.inputs.size() > 1) code.line(fmt::format("const {} i = j * {} + k;", e.index_type(), width));
+  // The body's epilogue ops read their operands (inputs, inlined constants, the pool's own input)
+  // at the lane's flat index i, whose coordinates are the vector's with channel group · W + k.
+  code.line(fmt::format("const {} i = j * {} + k;", e.index_type(), width));
+  std::vector<std::string> coordinates{e.coordinate("j", pixels, 0)};
+  coordinates.insert(coordinates.end(), out_coordinates.begin(), out_coordinates.end());
+  const std::string group = e.coordinate("j", pixels, pixels.size() - 1);
+  coordinates.push_back(group == "0" ? "k" : e.index_temp(fmt::format("{} * {} + k", group, width)));
+  e.set_coordinates("i", pool.result(0)->type().shape, std::move(coordinates));
   const std::string pooled = acc + "[k]";
   e.bind(pool.result(0), "i",
          pool.op() == "average_pool"
