@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """kiln's contraction kernels against PyTorch's (cuBLAS, cuDNN) on the large matrix products and
-convolutions of the dev models at batch 32, and its fused attention kernel against PyTorch's
+convolutions of the dev models (BERT-base, ViT-B/16, ResNet-50) at batch 32 and some at batch 1,
+and its fused attention kernel against PyTorch's
 scaled_dot_product_attention, fp16, in one run on one card.
 
 usage: bench/contraction_shapes.py KILN OUT_DIR [--shapes NAME,...] [--iters 50] [--warmup 10]
@@ -48,8 +49,20 @@ SHAPES = {
     "bert_b32_qkv_packed": ("matmul", 4096, 768, 2304),
     "bert_b32_ffn_up": ("matmul", 4096, 768, 3072),
     "bert_b32_ffn_down": ("matmul", 4096, 3072, 768),
+    "bert_b1_qkv_packed": ("matmul", 128, 768, 2304),
+    "bert_b1_ffn_up": ("matmul", 128, 768, 3072),
+    "bert_b1_ffn_down": ("matmul", 128, 3072, 768),
+    # ViT-B/16 b32: 32 · 197 = 6304 tokens (128-row tiles quantize badly over 132 SMs).
+    "vit_b32_qkv_packed": ("matmul", 6304, 768, 2304),
+    "vit_b32_out_proj": ("matmul", 6304, 768, 768),
+    "vit_b32_ffn_up": ("matmul", 6304, 768, 3072),
+    "vit_b32_ffn_down": ("matmul", 6304, 3072, 768),
     "resnet_b32_conv3x3_56": ("conv", 32, 64, 56, 64, 3, 1),
+    "resnet_b32_conv3x3_28": ("conv", 32, 128, 28, 128, 3, 1),
     "resnet_b32_conv3x3_14": ("conv", 32, 256, 14, 256, 3, 1),
+    "resnet_b32_conv3x3_7": ("conv", 32, 512, 7, 512, 3, 1),
+    "resnet_b1_conv3x3_56": ("conv", 1, 64, 56, 64, 3, 1),
+    "resnet_b1_conv3x3_7": ("conv", 1, 512, 7, 512, 3, 1),
     "resnet_b32_conv1x1_56_up": ("conv", 32, 64, 56, 256, 1, 1),
     "resnet_b32_conv1x1_14_down": ("conv", 32, 1024, 14, 256, 1, 1),
     "resnet_b32_conv7x7_stem": ("conv", 32, 3, 224, 64, 7, 2),
