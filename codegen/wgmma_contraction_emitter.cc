@@ -334,9 +334,9 @@ class WgmmaKernelWriter {
   int staged_row() const { return tiling_.block_n + kStagedRowPad; }
 
   // The sums through shared memory (the pipeline's, free after the last step) as a 128 ×
-  // block_n f32 tile, so that each thread then finishes runs of 8 neighbouring columns of a row,
-  // consecutive threads consecutive runs: per run one 16-byte store per output and one 16-byte
-  // load per 16-bit input read where the result lies (a residual), where the registers'
+  // (block_n + 8) f32 tile, so that each thread then finishes runs of 8 neighbouring columns of
+  // a row, consecutive threads consecutive runs: per run one 16-byte store per output and one
+  // 16-byte load per 16-bit input read where the result lies (a residual), where the registers'
   // fragment layout would give 4-byte stores and 2-byte loads, rows 8 apart in a warp.
   void results_through_shared(const std::vector<std::string>& outputs) {
     code_.line("__syncthreads();");

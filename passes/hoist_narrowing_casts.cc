@@ -5,7 +5,6 @@
 // leave its f32 result for them and a second, 16-bit copy for the cast.
 #include "passes/hoist_narrowing_casts.h"
 
-#include <algorithm>
 #include <set>
 #include <string>
 
