@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds kiln on the GPU test host (see ../shared/gpu/README.md: Ubuntu 24.04, CUDA 13, protobuf
 # 3.21, the onnx package's onnx.proto, no apt or pip) and runs what needs or may use the GPU:
-# `ctest -L gpu`, compute-sanitizer's four tools (scripts/gpu-sanitize.sh), the CPU
+# `ctest -L gpu` (compute-sanitizer's four tools among them: gpu_sanitize), the CPU
 # suites that run there (unit, onnx), and the benchmarks in bench/.
 # Every log goes to $OUT (the device tool's output folder) or build-gpu/logs.
 #
@@ -34,9 +34,6 @@ step configure cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release
 step build cmake --build build-gpu -j"$(nproc)"
 step ctest-gpu timeout "${KILN_STEP_LIMIT_GPU_TESTS:-0}" \
   ctest --test-dir build-gpu -L gpu -j"${KILN_GPU_TEST_JOBS:-1}" --output-on-failure
-# memcheck, racecheck, initcheck and synccheck over the dev models and a few node tests (after
-# ctest-gpu, which exports the models and generates the node tests they run).
-step sanitize scripts/gpu-sanitize.sh build-gpu "$out/sanitize"
 cpu_suites=${KILN_CPU_SUITES-unit|onnx}
 if [ -n "$cpu_suites" ]; then
   step ctest-cpu ctest --test-dir build-gpu -L "$cpu_suites" -j"$(nproc)" --output-on-failure

@@ -9,19 +9,42 @@
 # each generated kernel for exactly the parameters its source states (runtime/kernel_header.h),
 # so a clean run reports no API error either. racecheck takes about a minute on ResNet-50.
 #
-# usage: scripts/gpu-sanitize.sh BUILD_DIR OUT_DIR     (after ctest -L gpu exported the models and
-#                                                       generated the node tests)
-# Prints each run's summary line (racecheck: hazards; the others: errors); exits 1 when any
-# reports a hazard or an error, or gives no summary.
+# usage: scripts/gpu-sanitize.sh BUILD_DIR OUT_DIR
+# The node tests must have been generated (ctest's onnx_node_data fixture); a dev model missing
+# from BUILD_DIR/models-work is exported first with $KILN_TORCH_PYTHON (default /usr/bin/python3).
+# ctest runs it as gpu_sanitize (label gpu). Prints each run's summary line (racecheck: hazards;
+# the others: errors); exits 1 when any reports a hazard or an error, or gives no summary, and 77
+# (skipped) without a CUDA device or without compute-sanitizer.
 set -uo pipefail
 build=$1
 out=$2
+source_dir="$(cd "$(dirname "$0")/.." && pwd)"
 kiln="$build/bin/kiln"
 work="$build/models-work"
 nodes="$build/onnx_node_tests/node"
 tools=(memcheck racecheck initcheck synccheck)
 mkdir -p "$out"
 status=0
+
+if ! "$kiln" compile "$source_dir/examples/fashion_mnist_cnn.onnx" --arch native \
+    -o "$out/device_probe.kiln" >"$out/device_probe.log" 2>&1; then
+  if grep -q "no CUDA device" "$out/device_probe.log"; then
+    echo "no CUDA device: skipped ($(grep -m1 "no CUDA device" "$out/device_probe.log"))"
+    exit 77
+  fi
+  echo "compiling the example for this GPU failed (device_probe.log)"
+  exit 1
+fi
+if ! command -v compute-sanitizer >/dev/null; then
+  echo "compute-sanitizer not found (on PATH): skipped"
+  exit 77
+fi
+for model in bert resnet50; do
+  if [ ! -f "$work/$model.onnx" ]; then
+    "${KILN_TORCH_PYTHON:-/usr/bin/python3}" "$source_dir/tests/models/export_models.py" "$work" \
+      "$model" >"$out/export_$model.log" 2>&1 || { echo "exporting $model failed"; exit 1; }
+  fi
+done
 
 # sanitize NAME COMMAND...: each tool over COMMAND, its log in $out/<tool>_NAME.log.
 sanitize() {
