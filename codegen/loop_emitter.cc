@@ -110,15 +110,11 @@ Vectorization plan_vectorization(const KernelBody& body, int64_t count) {
   return contiguous.width > 1 ? contiguous : plan_lanes(body, count);
 }
 
-std::string vector_definitions(const Vectorization& plan, const KernelBody& body) {
+std::string plan_vector_definitions(const Vectorization& plan, const KernelBody& body) {
   std::set<DType> dtypes;
   for (const Value* value : plan.operands) dtypes.insert(value->type().dtype);
   for (const Value* value : body.outputs) dtypes.insert(value->type().dtype);
-  std::string text;
-  for (DType dtype : dtypes) {
-    text += vector_definition(dtype, plan.width);
-  }
-  return text;
+  return vector_definitions(dtypes, plan.width);
 }
 
 // By lanes: the coordinates of vector j in the outputs' shape with its last axis in vectors.
@@ -156,9 +152,7 @@ void emit_vector_loop(ElementEmitter& e, const KernelBody& body, const Vectoriza
     code.line(fmt::format("const {} {} = reinterpret_cast<const {}*>({})[j];", type, loaded[k],
                           type, e.params().read(value)));
   }
-  for (size_t k = 0; k < body.outputs.size(); ++k) {
-    code.line(fmt::format("{} r{};", vector_type(body.outputs[k]->type().dtype, width), k));
-  }
+  declare_result_vectors(code, body.outputs, width);
   code.line("#pragma unroll");
   e.open_block(fmt::format("for (int k = 0; k < {}; ++k)", width));
   if (plan.by_lanes) bind_lane_coordinates(e, body, width, shared);
@@ -171,10 +165,7 @@ void emit_vector_loop(ElementEmitter& e, const KernelBody& body, const Vectoriza
     code.line(fmt::format("r{}.v[k] = {};", k, e.stored(body.outputs[k], "i")));
   }
   e.close_block();
-  for (size_t k = 0; k < body.outputs.size(); ++k) {
-    const std::string type = vector_type(body.outputs[k]->type().dtype, width);
-    code.line(fmt::format("reinterpret_cast<{}*>({})[j] = r{};", type, outputs[k], k));
-  }
+  store_result_vectors(code, body.outputs, outputs, width, "j");
   e.close_block();
 }
 
@@ -210,7 +201,7 @@ KernelSpec emit_loop_kernel(const KernelBody& body) {
   declare_grid_stride(e);
   int64_t scalar_start = 0;
   if (plan.width > 1) {
-    spec.definitions = vector_definitions(plan, body);
+    spec.definitions = plan_vector_definitions(plan, body);
     emit_vector_loop(e, body, plan, outputs, count / plan.width);
     scalar_start = count / plan.width * plan.width;
   }

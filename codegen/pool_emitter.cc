@@ -235,9 +235,7 @@ void emit_channel_vector_loop(ElementEmitter& e, const KernelBody& body, const N
     e.close_block();
   });
 
-  for (size_t k = 0; k < body.outputs.size(); ++k) {
-    code.line(fmt::format("{} r{};", vector_type(body.outputs[k]->type().dtype, width), k));
-  }
+  declare_result_vectors(code, body.outputs, width);
   code.line("#pragma unroll");
   e.open_block(fmt::format("for (int k = 0; k < {}; ++k)", width));
   // The body's epilogue ops read their operands (inputs, inlined constants, the pool's own input)
@@ -257,19 +255,14 @@ void emit_channel_vector_loop(ElementEmitter& e, const KernelBody& body, const N
     code.line(fmt::format("r{}.v[k] = {};", k, e.stored(body.outputs[k], "i")));
   }
   e.close_block();
-  for (size_t k = 0; k < body.outputs.size(); ++k) {
-    const std::string vector = vector_type(body.outputs[k]->type().dtype, width);
-    code.line(fmt::format("reinterpret_cast<{}*>({})[j] = r{};", vector, outputs[k], k));
-  }
+  store_result_vectors(code, body.outputs, outputs, width, "j");
   e.close_block();
 }
 
 std::string channel_vector_definitions(const KernelBody& body, const Node& pool, int width) {
   std::set<DType> dtypes{pool.operand(0)->type().dtype};
   for (const Value* output : body.outputs) dtypes.insert(output->type().dtype);
-  std::string text;
-  for (DType dtype : dtypes) text += vector_definition(dtype, width);
-  return text;
+  return vector_definitions(dtypes, width);
 }
 
 // The scalar loop: a thread per output element.

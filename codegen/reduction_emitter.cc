@@ -504,9 +504,7 @@ class ReductionWriter {
         dtypes.insert(output->type().dtype);
       }
     }
-    for (DType dtype : dtypes) {
-      spec_.definitions += vector_definition(dtype, schedule_.vector_width);
-    }
+    spec_.definitions += vector_definitions(dtypes, schedule_.vector_width);
     if (packs) spec_.definitions += packed_f16_vector_definition(schedule_.vector_width);
   }
 

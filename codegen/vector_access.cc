@@ -22,6 +22,27 @@ std::string vector_definition(DType dtype, int width) {
                      vector_type(dtype, width), cuda_storage_type(dtype), width);
 }
 
+std::string vector_definitions(const std::set<DType>& dtypes, int width) {
+  std::string text;
+  for (DType dtype : dtypes) text += vector_definition(dtype, width);
+  return text;
+}
+
+void declare_result_vectors(CodeWriter& code, const std::vector<const Value*>& values, int width) {
+  for (size_t k = 0; k < values.size(); ++k) {
+    code.line(fmt::format("{} r{};", vector_type(values[k]->type().dtype, width), k));
+  }
+}
+
+void store_result_vectors(CodeWriter& code, const std::vector<const Value*>& values,
+                          const std::vector<std::string>& outputs, int width,
+                          const std::string& vector) {
+  for (size_t k = 0; k < values.size(); ++k) {
+    const std::string type = vector_type(values[k]->type().dtype, width);
+    code.line(fmt::format("reinterpret_cast<{}*>({})[{}] = r{};", type, outputs[k], vector, k));
+  }
+}
+
 std::string packed_f16_vector_type(int width) {
   return vector_type(DType::kF16, width) + "_packed";
 }

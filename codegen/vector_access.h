@@ -4,9 +4,13 @@
 // its compute type.
 #pragma once
 
+#include <set>
 #include <string>
+#include <vector>
 
+#include "codegen/code_writer.h"
 #include "ir/dtype.h"
+#include "ir/graph.h"
 
 namespace kiln::codegen {
 
@@ -22,6 +26,17 @@ std::string vector_type(DType dtype, int width);
 
 // Its definition: "struct __align__(16) vec_f16x8 {\n  unsigned short v[8];\n};\n".
 std::string vector_definition(DType dtype, int width);
+
+// The definitions of the vectors of `width` elements of each of `dtypes` (in DType order).
+std::string vector_definitions(const std::set<DType>& dtypes, int width);
+
+// A kernel writing its outputs a vector at a time: r0, r1, ... (one vector of `width` elements
+// of each value in `values`, the body's outputs) declared, and stored as vector `vector` of the
+// output parameters `outputs`.
+void declare_result_vectors(CodeWriter& code, const std::vector<const Value*>& values, int width);
+void store_result_vectors(CodeWriter& code, const std::vector<const Value*>& values,
+                          const std::vector<std::string>& outputs, int width,
+                          const std::string& vector);
 
 // f16 vectors stored from floats two lanes at a time, with one packed conversion each
 // (kiln_pack_f16x2): "vec_f16x8_packed", width / 2 unsigned words of two halves.

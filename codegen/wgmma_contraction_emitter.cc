@@ -408,7 +408,7 @@ class WgmmaKernelWriter {
     }
     e_.close_block();
     e_.close_block();
-    for (DType dtype : vector_dtypes) spec_.definitions += vector_definition(dtype, kVector);
+    spec_.definitions += vector_definitions(vector_dtypes, kVector);
   }
 
   const KernelBody& body_;
