@@ -116,12 +116,33 @@ KernelSpec emit_simt_contraction_kernel(const KernelBody& body, const Node* anch
   return spec;
 }
 
-// The contraction of `body`: its anchor, view and, for the tensor-core kernel, tiling.
+// One way to compute a tensor-core contraction: the wgmma kernel with a tiling, or the mma.sync
+// kernel with one.
+struct ContractionTactic {
+  bool wgmma = false;
+  WgmmaTiling wgmma_tiling;
+  MmaTiling mma_tiling;
+
+  int splits() const { return wgmma ? wgmma_tiling.splits : mma_tiling.splits; }
+  // "wgmma 128x192 4 stages", "mma.sync 64x64 split 4": names it among its contraction's.
+  std::string describe() const {
+    const std::string split = splits() > 1 ? fmt::format(" split {}", splits()) : "";
+    if (wgmma) {
+      return fmt::format("wgmma {}x{} {} stages{}", kWgmmaBlockM, wgmma_tiling.block_n,
+                         wgmma_tiling.stages, split);
+    }
+    return fmt::format("mma.sync {}x{}{}", mma_tiling.block_m, mma_tiling.block_n, split);
+  }
+};
+
+// The contraction of `body`: its anchor, view and, for tensor cores, the tactics measurement
+// may choose from, the heuristic's first: wgmma tilings where the wgmma kernel takes it (then
+// the mma.sync kernel's heuristic tiling last), else mma.sync tilings. SIMT: none.
 struct Contraction {
   const Node* anchor = nullptr;
   std::unique_ptr<ContractionView> view;
   bool tensor_cores = false;
-  MmaTiling tiling;
+  std::vector<ContractionTactic> tactics;
 };
 
 Contraction contraction_of(const KernelBody& body, const Target& target) {
@@ -132,9 +153,25 @@ Contraction contraction_of(const KernelBody& body, const Target& target) {
   }
   contraction.view = contraction_view_of(*contraction.anchor);
   contraction.tensor_cores = uses_tensor_cores(*contraction.anchor);
-  if (contraction.tensor_cores) {
-    const ContractionView& view = *contraction.view;
-    contraction.tiling = choose_mma_tiling(view.batch, view.rows, view.cols, view.depth, target);
+  if (!contraction.tensor_cores) return contraction;
+  const ContractionView& view = *contraction.view;
+  if (takes_wgmma_contraction(body, *contraction.anchor, view, target)) {
+    const std::vector<WgmmaTiling> tilings =
+        wgmma_tiling_candidates(view.batch, view.rows, view.cols, view.depth, target);
+    // Where the heuristic's tiling does not fit, the mma.sync kernel computes it.
+    if (!tilings.empty() && wgmma_tiling_fits(view, tilings.front(), target)) {
+      for (const WgmmaTiling& tiling : tilings) {
+        if (wgmma_tiling_fits(view, tiling, target)) {
+          contraction.tactics.push_back({.wgmma = true, .wgmma_tiling = tiling, .mma_tiling = {}});
+        }
+      }
+    }
+  }
+  const bool wgmma = !contraction.tactics.empty();
+  for (const MmaTiling& tiling :
+       mma_tiling_candidates(view.batch, view.rows, view.cols, view.depth, target)) {
+    contraction.tactics.push_back({.wgmma = false, .wgmma_tiling = {}, .mma_tiling = tiling});
+    if (wgmma) break;  // the heuristic's mma.sync tiling only
   }
   return contraction;
 }
@@ -143,7 +180,16 @@ Contraction contraction_of(const KernelBody& body, const Target& target) {
 
 bool is_contraction_body(const KernelBody& body) { return contraction_anchor(body) != nullptr; }
 
-std::vector<KernelSpec> emit_contraction_kernels(const KernelBody& body, const Target& target) {
+std::vector<std::string> contraction_tactics(const KernelBody& body, const Target& target) {
+  std::vector<std::string> names;
+  for (const ContractionTactic& tactic : contraction_of(body, target).tactics) {
+    names.push_back(tactic.describe());
+  }
+  return names;
+}
+
+std::vector<KernelSpec> emit_contraction_kernels(const KernelBody& body, const Target& target,
+                                                 int tactic) {
   Contraction contraction = contraction_of(body, target);
   std::vector<KernelSpec> kernels;
   if (!contraction.tensor_cores) {
@@ -151,22 +197,18 @@ std::vector<KernelSpec> emit_contraction_kernels(const KernelBody& body, const T
         emit_simt_contraction_kernel(body, contraction.anchor, std::move(contraction.view)));
     return kernels;
   }
-  WgmmaTiling wgmma_tiling;
-  if (takes_wgmma_contraction(body, *contraction.anchor, *contraction.view, target,
-                              wgmma_tiling)) {
-    kernels.push_back(emit_wgmma_contraction_kernel(body, *contraction.anchor, *contraction.view,
-                                                    wgmma_tiling));
-    if (wgmma_tiling.splits > 1) {
-      kernels.push_back(emit_split_k_sum_kernel(body, *contraction.anchor, *contraction.view,
-                                                wgmma_tiling.splits));
-    }
-    return kernels;
+  if (tactic < 0 || static_cast<size_t>(tactic) >= contraction.tactics.size()) {
+    throw InternalError(fmt::format("contraction emitter: tactic {} of {}", tactic,
+                                    contraction.tactics.size()));
   }
-  kernels.push_back(emit_mma_contraction_kernel(body, *contraction.anchor, *contraction.view,
-                                                contraction.tiling));
-  if (contraction.tiling.splits > 1) {
-    kernels.push_back(
-        emit_split_k_sum_kernel(body, *contraction.anchor, *contraction.view, contraction.tiling.splits));
+  const ContractionTactic& chosen = contraction.tactics[static_cast<size_t>(tactic)];
+  const Node& anchor = *contraction.anchor;
+  ContractionView& view = *contraction.view;
+  kernels.push_back(chosen.wgmma
+                        ? emit_wgmma_contraction_kernel(body, anchor, view, chosen.wgmma_tiling)
+                        : emit_mma_contraction_kernel(body, anchor, view, chosen.mma_tiling));
+  if (chosen.splits() > 1) {
+    kernels.push_back(emit_split_k_sum_kernel(body, anchor, view, chosen.splits()));
   }
   return kernels;
 }

@@ -19,6 +19,7 @@
 // cast, ...) at its flat output index, exactly once.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "codegen/kernel_body.h"
@@ -36,6 +37,15 @@ bool is_contraction_body(const KernelBody& body);
 // UnsupportedError naming what it cannot do (rank-1 matmul operands, convolutions other than
 // 2-D: lowering gives those and conv_transpose to the direct conv kernels,
 // codegen/direct_conv_emitter.h).
-std::vector<KernelSpec> emit_contraction_kernels(const KernelBody& body, const Target& target);
+// `tactic` indexes contraction_tactics(body, target); SIMT contractions have one way (0).
+std::vector<KernelSpec> emit_contraction_kernels(const KernelBody& body, const Target& target,
+                                                 int tactic);
+
+// The ways to compute a tensor-core contraction that measurement may choose from (kiln/
+// autotune.h), the heuristic's first, each named ("wgmma 128x192 4 stages split 2", "mma.sync
+// 64x64"): wgmma tilings (contraction_tiling.h's candidates that fit) and then the mma.sync
+// kernel's heuristic tiling where the wgmma kernel takes the body, else mma.sync tilings. Empty
+// for SIMT contractions.
+std::vector<std::string> contraction_tactics(const KernelBody& body, const Target& target);
 
 }  // namespace kiln::codegen

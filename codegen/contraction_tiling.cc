@@ -12,15 +12,13 @@ int64_t blocks_of(const MmaTiling& tiling, int64_t batch, int64_t rows, int64_t 
   return ceil_div(rows, tiling.block_m) * ceil_div(cols, tiling.block_n) * batch;
 }
 
-}  // namespace
-
-MmaTiling choose_mma_tiling(int64_t batch, int64_t rows, int64_t cols, int64_t depth,
-                            const Target& target) {
+// `tiling` split along K as the heuristic splits it: when its grid is short of the SM count,
+// into enough slices (at most kMaxSplits, each at least kMinSplitTiles steps) to fill it.
+MmaTiling with_mma_split(MmaTiling tiling, int64_t batch, int64_t rows, int64_t cols,
+                         int64_t depth, const Target& target) {
   const int64_t target_blocks = target.sm_count;
-  const MmaTiling large{.block_m = 128, .block_n = 128, .warps_m = 2, .warps_n = 4};
-  const MmaTiling small{.block_m = 64, .block_n = 64, .warps_m = 2, .warps_n = 2};
-  MmaTiling tiling = blocks_of(large, batch, rows, cols) >= target_blocks ? large : small;
   const int64_t k_steps = ceil_div(depth, kMmaTileK);
+  tiling.splits = 1;
   tiling.split_depth = k_steps * kMmaTileK;
   const int64_t blocks = blocks_of(tiling, batch, rows, cols);
   if (blocks >= target_blocks) return tiling;
@@ -34,6 +32,39 @@ MmaTiling choose_mma_tiling(int64_t batch, int64_t rows, int64_t cols, int64_t d
   return tiling;
 }
 
+constexpr MmaTiling kLargeMmaTile{.block_m = 128, .block_n = 128, .warps_m = 2, .warps_n = 4};
+constexpr MmaTiling kSmallMmaTile{.block_m = 64, .block_n = 64, .warps_m = 2, .warps_n = 2};
+
+template <typename Tiling>
+void add_once(std::vector<Tiling>& tilings, const Tiling& tiling) {
+  if (std::find(tilings.begin(), tilings.end(), tiling) == tilings.end()) {
+    tilings.push_back(tiling);
+  }
+}
+
+}  // namespace
+
+MmaTiling choose_mma_tiling(int64_t batch, int64_t rows, int64_t cols, int64_t depth,
+                            const Target& target) {
+  const bool large_fills = blocks_of(kLargeMmaTile, batch, rows, cols) >= target.sm_count;
+  return with_mma_split(large_fills ? kLargeMmaTile : kSmallMmaTile, batch, rows, cols, depth,
+                        target);
+}
+
+std::vector<MmaTiling> mma_tiling_candidates(int64_t batch, int64_t rows, int64_t cols,
+                                             int64_t depth, const Target& target) {
+  std::vector<MmaTiling> candidates{choose_mma_tiling(batch, rows, cols, depth, target)};
+  for (const MmaTiling& tile : {kLargeMmaTile, kSmallMmaTile}) {
+    const MmaTiling split = with_mma_split(tile, batch, rows, cols, depth, target);
+    add_once(candidates, split);
+    MmaTiling whole = split;
+    whole.splits = 1;
+    whole.split_depth = ceil_div(depth, kMmaTileK) * kMmaTileK;
+    add_once(candidates, whole);
+  }
+  return candidates;
+}
+
 // Blocks of wgmma tiles block_n wide an SM holds at once: by shared memory (the stages and a
 // kilobyte of alignment, plus the kilobyte the SM keeps per block) and by registers (about
 // block_n / 2 accumulators and 64 others a thread).
@@ -43,6 +74,27 @@ int64_t wgmma_blocks_per_sm(int block_n, int stages, const Target& target) {
   return std::max<int64_t>(1, std::min(target.shared_memory_per_sm / shared,
                                        target.registers_per_sm / registers));
 }
+
+namespace {
+
+// `tiling` (block_n and stages set) split along K into `splits` slices of equal whole steps.
+WgmmaTiling with_wgmma_splits(WgmmaTiling tiling, int64_t k_steps, int64_t splits) {
+  const int64_t steps_per_split = ceil_div(k_steps, std::max<int64_t>(splits, 1));
+  tiling.split_depth = steps_per_split * kWgmmaTileK;
+  tiling.splits = static_cast<int>(ceil_div(k_steps, steps_per_split));
+  return tiling;
+}
+
+// The heuristic's split of a tiling: as many slices as the SMs' idle block slots hold.
+int64_t heuristic_wgmma_splits(const WgmmaTiling& tiling, int64_t row_tiles, int64_t cols,
+                               int64_t k_steps, const Target& target) {
+  const int64_t sms = std::max(target.sm_count, 1);
+  const int64_t blocks = row_tiles * ceil_div(cols, tiling.block_n);
+  const int64_t slots = sms * wgmma_blocks_per_sm(tiling.block_n, tiling.stages, target);
+  return std::min<int64_t>({slots / blocks, kMaxSplits, k_steps / kWgmmaMinSplitSteps});
+}
+
+}  // namespace
 
 WgmmaTiling choose_wgmma_tiling(int64_t batch, int64_t rows, int64_t cols, int64_t depth,
                                 const Target& target) {
@@ -65,15 +117,30 @@ WgmmaTiling choose_wgmma_tiling(int64_t batch, int64_t rows, int64_t cols, int64
   }
   best.split_depth = k_steps * kWgmmaTileK;
   if (best.block_n == 0) return best;
-  const int64_t blocks = row_tiles * ceil_div(cols, best.block_n);
-  const int64_t slots = sms * wgmma_blocks_per_sm(best.block_n, best.stages, target);
-  const int64_t splits = std::min<int64_t>({slots / blocks, kMaxSplits,
-                                            k_steps / kWgmmaMinSplitSteps});
-  if (splits < 2) return best;
-  const int64_t steps_per_split = ceil_div(k_steps, splits);
-  best.split_depth = steps_per_split * kWgmmaTileK;
-  best.splits = static_cast<int>(ceil_div(k_steps, steps_per_split));
-  return best;
+  const int64_t splits = heuristic_wgmma_splits(best, row_tiles, cols, k_steps, target);
+  return splits < 2 ? best : with_wgmma_splits(best, k_steps, splits);
+}
+
+std::vector<WgmmaTiling> wgmma_tiling_candidates(int64_t batch, int64_t rows, int64_t cols,
+                                                 int64_t depth, const Target& target) {
+  const WgmmaTiling heuristic = choose_wgmma_tiling(batch, rows, cols, depth, target);
+  if (heuristic.block_n == 0) return {};
+  std::vector<WgmmaTiling> candidates{heuristic};
+  const int64_t row_tiles = ceil_div(rows, kWgmmaBlockM) * batch;
+  const int64_t k_steps = ceil_div(depth, kWgmmaTileK);
+  for (int block_n : {64, 128, 192, 256}) {
+    if (block_n > ceil_div(cols, 64) * 64 ||
+        (k_steps <= kWgmmaShallowSteps && block_n > kWgmmaShallowMaxBlockN)) {
+      break;
+    }
+    WgmmaTiling tiling{.block_n = block_n, .stages = heuristic.stages};
+    const int64_t splits = heuristic_wgmma_splits(tiling, row_tiles, cols, k_steps, target);
+    add_once(candidates, with_wgmma_splits(tiling, k_steps, splits));
+    if (splits < 2 && k_steps >= 2 * kWgmmaMinSplitSteps) {
+      add_once(candidates, with_wgmma_splits(tiling, k_steps, 2));
+    }
+  }
+  return candidates;
 }
 
 }  // namespace kiln::codegen

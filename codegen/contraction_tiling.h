@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "target/target.h"
 
@@ -31,6 +32,7 @@ struct MmaTiling {
   int splits = 1;                  // slices of K (1: no split)
   int64_t split_depth = 0;         // depth of a slice, a multiple of kMmaTileK
 
+  bool operator==(const MmaTiling&) const = default;
   int threads() const { return warps_m * warps_n * 32; }
   int warp_m() const { return block_m / warps_m; }  // a warp's rows (a multiple of 16)
   int warp_n() const { return block_n / warps_n; }  // a warp's columns (a multiple of 16)
@@ -66,6 +68,8 @@ struct WgmmaTiling {
   int stages = 4;
   int splits = 1;           // slices of K (1: no split)
   int64_t split_depth = 0;  // depth of a slice, a multiple of kWgmmaTileK
+
+  bool operator==(const WgmmaTiling&) const = default;
 };
 
 // Blocks of wgmma tiles block_n wide with `stages` stages an SM holds at once (by shared memory
@@ -77,5 +81,17 @@ WgmmaTiling choose_wgmma_tiling(int64_t batch, int64_t rows, int64_t cols, int64
 
 MmaTiling choose_mma_tiling(int64_t batch, int64_t rows, int64_t cols, int64_t depth,
                             const Target& target);
+
+// The tilings measurement may choose from (kiln/autotune.h), the heuristic's choice first, each
+// once: for wgmma every block_n of 64..256 the columns allow (shallow contractions up to
+// kWgmmaShallowMaxBlockN), with the split-K the heuristic would give that width, and for
+// contractions at least 2 · kWgmmaMinSplitSteps steps deep also split in two where the heuristic
+// does not split (a grid 1.5 waves deep becomes 3 waves); for mma.sync the 128 × 128 and 64 × 64
+// tiles, each with its heuristic split and without one. Empty when the heuristic finds no wgmma
+// tiling (block_n 0).
+std::vector<WgmmaTiling> wgmma_tiling_candidates(int64_t batch, int64_t rows, int64_t cols,
+                                                 int64_t depth, const Target& target);
+std::vector<MmaTiling> mma_tiling_candidates(int64_t batch, int64_t rows, int64_t cols,
+                                             int64_t depth, const Target& target);
 
 }  // namespace kiln::codegen

@@ -17,13 +17,13 @@ namespace {
 
 // An emitter of one kernel per body, as a variant's emit function.
 template <KernelSpec (*kEmit)(const KernelBody&)>
-std::vector<KernelSpec> one_kernel(const KernelBody& body, const Target&) {
+std::vector<KernelSpec> one_kernel(const KernelBody& body, const Target&, int) {
   std::vector<KernelSpec> kernels;
   kernels.push_back(kEmit(body));
   return kernels;
 }
 
-std::vector<KernelSpec> attention_kernels(const KernelBody& body, const Target& target) {
+std::vector<KernelSpec> attention_kernels(const KernelBody& body, const Target& target, int) {
   std::vector<KernelSpec> kernels;
   kernels.push_back(emit_attention_kernel(body, target));
   return kernels;
@@ -50,7 +50,7 @@ std::vector<Emitter> make_table() {
       {"contraction",
        &is_contraction_body,
        true,
-       {{"mma.sync or SIMT", nullptr, &emit_contraction_kernels}}},
+       {{"wgmma, mma.sync or SIMT", nullptr, &emit_contraction_kernels, &contraction_tactics}}},
       {"reduction",
        &is_reduction_body,
        false,
@@ -73,10 +73,13 @@ const Emitter& emitter_for(const KernelBody& body) {
   throw InternalError("no emitter takes kernel body '" + body.kind + "'");
 }
 
-std::vector<KernelSpec> emit_kernels(const KernelBody& body, const Target& target) {
+namespace {
+
+// The first variant of `body`'s emitter that `target` offers; throws UnsupportedError when none.
+const EmitterVariant& variant_for(const KernelBody& body, const Target& target) {
   const Emitter& emitter = emitter_for(body);
   for (const EmitterVariant& variant : emitter.variants) {
-    if (!variant.offered || variant.offered(target)) return variant.emit(body, target);
+    if (!variant.offered || variant.offered(target)) return variant;
   }
   std::string variants;
   for (const EmitterVariant& variant : emitter.variants) {
@@ -84,6 +87,17 @@ std::vector<KernelSpec> emit_kernels(const KernelBody& body, const Target& targe
   }
   throw UnsupportedError("the " + std::string(emitter.kind) + " emitter has no kernel for " +
                          target.arch + " (its variants: " + variants + ")");
+}
+
+}  // namespace
+
+std::vector<KernelSpec> emit_kernels(const KernelBody& body, const Target& target, int tactic) {
+  return variant_for(body, target).emit(body, target, tactic);
+}
+
+std::vector<std::string> kernel_tactics(const KernelBody& body, const Target& target) {
+  const EmitterVariant& variant = variant_for(body, target);
+  return variant.tactics ? variant.tactics(body, target) : std::vector<std::string>{};
 }
 
 }  // namespace kiln::codegen

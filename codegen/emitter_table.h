@@ -14,6 +14,7 @@
 //   loop          everything else: elementwise, broadcast and injective ops (loop_emitter.h)
 #pragma once
 
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -27,8 +28,13 @@ struct EmitterVariant {
   std::string_view name;
   // Whether `target` can run this variant's kernels; null: every target.
   bool (*offered)(const Target& target) = nullptr;
-  // The body's kernels in launch order (several share workspace parameters).
-  std::vector<KernelSpec> (*emit)(const KernelBody& body, const Target& target) = nullptr;
+  // The body's kernels in launch order (several share workspace parameters), computed the way
+  // `tactic` indexes in tactics(body, target) (0 where it has none).
+  std::vector<KernelSpec> (*emit)(const KernelBody& body, const Target& target,
+                                  int tactic) = nullptr;
+  // The names of the ways it can compute `body`, the heuristic's first, for measurement to
+  // choose from (kiln/autotune.h); null, or at most one name: one way.
+  std::vector<std::string> (*tactics)(const KernelBody& body, const Target& target) = nullptr;
 };
 
 struct Emitter {
@@ -46,9 +52,15 @@ const std::vector<Emitter>& emitter_table();
 // The first emitter that takes `body`.
 const Emitter& emitter_for(const KernelBody& body);
 
-// The kernels of `body` for `target` from the first variant of its emitter the target offers.
+// The kernels of `body` for `target` from the first variant of its emitter the target offers,
+// computed the way `tactic` indexes in kernel_tactics(body, target) (0: the heuristic's).
 // Throws UnsupportedError when no variant is offered, naming the emitter and the target, and
 // the emitter's UnsupportedError for what it cannot generate.
-std::vector<KernelSpec> emit_kernels(const KernelBody& body, const Target& target);
+std::vector<KernelSpec> emit_kernels(const KernelBody& body, const Target& target,
+                                     int tactic = 0);
+
+// The named ways that variant can compute `body`, the heuristic's first; fewer than two: there
+// is nothing to choose.
+std::vector<std::string> kernel_tactics(const KernelBody& body, const Target& target);
 
 }  // namespace kiln::codegen

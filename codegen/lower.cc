@@ -14,6 +14,7 @@
 #include "codegen/emitter_table.h"
 #include "codegen/kernel_body.h"
 #include "codegen/kernel_spec.h"
+#include "codegen/sha256.h"
 #include "ir/error.h"
 #include "ir/fusion.h"
 #include "ir/op_registry.h"
@@ -55,7 +56,8 @@ class Lowering {
       if (!is_view_op(*node)) lower_node(*node);
     }
     for (const auto& [source, destination] : copies_) {
-      add_step(copy_kernel_body(source), {{source, buffer_for(source)}}, {destination});
+      const KernelBody body = copy_kernel_body(source);
+      add_step(body, kernels_of(body), {{source, buffer_for(source)}}, {destination});
     }
     if (!unsupported_.empty()) {
       if (!options_.skip_unsupported) {
@@ -65,6 +67,7 @@ class Lowering {
       }
       if (report) report->skipped = unsupported_;
     }
+    if (report) report->tactics = std::move(tactic_uses_);
     name_kernels();
     return std::move(program_);
   }
@@ -162,18 +165,42 @@ class Lowering {
     std::vector<int> outputs;
     for (const Value* result : node.results()) outputs.push_back(buffer_for(result));
     try {
-      add_step(body, inputs, outputs);
+      add_step(body, kernels_of(body), inputs, outputs);
     } catch (const UnsupportedError& error) {
       const std::string prefix = node.body() ? node.describe() + ": " : "";
       unsupported_.push_back(prefix + error.what());
     }
   }
 
-  // Emits the kernels of `body` and launches them with its inputs' and outputs' buffers.
-  void add_step(const KernelBody& body, const std::map<const Value*, int>& inputs,
-                const std::vector<int>& outputs) {
+  // The kernels of `body`, computed the way choose_tactic picks where there are several ways,
+  // which the report then lists with the steps they are about to take.
+  std::vector<KernelSpec> kernels_of(const KernelBody& body) {
+    std::vector<KernelSpec> kernels = emit_kernels(body, options_.target);
+    std::vector<std::string> tactics = kernel_tactics(body, options_.target);
+    if (tactics.size() < 2) return kernels;
+    TacticSite site;
+    std::string codes;
+    for (const std::string& tactic : tactics) codes += tactic + "\n";
+    for (const KernelSpec& spec : kernels) codes += kernel_code(spec, "");
+    site.key = sha256_hex(codes);
+    site.label = body.provenance.empty() ? kernel_name(kernels.front()) : body.provenance.front();
+    site.tactics = std::move(tactics);
+    const int tactic = options_.choose_tactic ? options_.choose_tactic(site) : 0;
+    if (tactic < 0 || static_cast<size_t>(tactic) >= site.tactics.size()) {
+      throw InternalError("lowering: tactic " + std::to_string(tactic) + " of " + site.label +
+                          ", which has " + std::to_string(site.tactics.size()));
+    }
+    if (tactic != 0) kernels = emit_kernels(body, options_.target, tactic);
+    tactic_uses_.push_back({std::move(site), tactic, static_cast<int>(program_.steps.size()),
+                            static_cast<int>(kernels.size())});
+    return kernels;
+  }
+
+  // Launches `kernels` (of `body`) with its inputs' and outputs' buffers.
+  void add_step(const KernelBody& body, std::vector<KernelSpec> kernels,
+                const std::map<const Value*, int>& inputs, const std::vector<int>& outputs) {
     int workspace = -1;  // created by the first kernel that takes it
-    for (KernelSpec& spec : emit_kernels(body, options_.target)) {
+    for (KernelSpec& spec : kernels) {
       ProgramStep step{
           .grid = spec.grid, .block = spec.block, .shared_bytes = spec.shared_bytes, .args = {}};
       size_t output = 0;
@@ -231,6 +258,7 @@ class Lowering {
   std::map<std::string, size_t> kernel_of_code_;
   std::vector<KernelUse> uses_;
   std::vector<std::string> unsupported_;
+  std::vector<TacticUse> tactic_uses_;
 };
 
 }  // namespace

@@ -14,6 +14,9 @@
 //            loop) that takes it, which emits its kernels for CodegenOptions::target (a split-K
 //            contraction is two, sharing a workspace). Kernels of equal code are one ProgramKernel
 //            launched by several steps; its source's comment names every step's ONNX nodes.
+//   tactics  a kernel node its emitter can compute several ways (kernel_tactics) takes the one
+//            CodegenOptions::choose_tactic picks (the heuristic's without it); the report lists
+//            each such node, its tactic and its steps.
 //            A kernel whose outputs have no elements still gets a step (one block that does
 //            nothing), so that every output buffer is passed to a step, as the runtime requires.
 //
@@ -26,14 +29,17 @@
 #include <vector>
 
 #include "codegen/options.h"
+#include "codegen/tactic_site.h"
 #include "ir/graph.h"
 #include "runtime/program.h"
 
 namespace kiln::codegen {
 
-// What lowering left out with CodegenOptions::skip_unsupported: each kernel node and why.
+// What lowering left out with CodegenOptions::skip_unsupported (each kernel node and why), and
+// the kernel nodes that have several tactics, in step order, with the one each took.
 struct LoweringReport {
   std::vector<std::string> skipped;
+  std::vector<TacticUse> tactics;
 };
 
 Program lower_graph(const Graph& fused_graph, const CodegenOptions& options,

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/tactic_site.h"
 #include "target/target.h"
 
 namespace kiln::codegen {
@@ -30,6 +31,9 @@ struct CodegenOptions {
   // cache, with the jobs done so far and their total; one call at a time (kiln bench's
   // progress bar).
   std::function<void(size_t done, size_t total)> on_progress;
+  // Which way to compute each kernel node that has several (an index into site.tactics); null:
+  // the heuristic's (0) everywhere.
+  std::function<int(const TacticSite& site)> choose_tactic;
 
   // Compiling for `archs`, the kernels generated for the newest of them (its nominal figures).
   // Throws InputError on a malformed arch name or an empty list.

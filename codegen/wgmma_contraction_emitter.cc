@@ -426,19 +426,19 @@ class WgmmaKernelWriter {
 }  // namespace
 
 bool takes_wgmma_contraction(const KernelBody& body, const Node& anchor,
-                             const ContractionView& view, const Target& target,
-                             WgmmaTiling& tiling) {
+                             const ContractionView& view, const Target& target) {
   if (target.tensor_cores() != TensorCores::kWarpgroupMma) return false;
   const DType a = anchor.operand(0)->type().dtype, b = anchor.operand(1)->type().dtype;
   if (a != b || !is_16_bit(a) || view.batch > 65535) return false;
   KernelParams params;
   for (const Value* input : body.inputs) params.add_input(input);
-  if (!(reads_a_as_it_lies(params, view) || gathers_a(params, view) ||
-        a_chunk_view(params, view)) ||
-      async_vector_width(params, view.b_operand(), view.b_contiguous_run(), 2) != kVector) {
-    return false;
-  }
-  tiling = choose_wgmma_tiling(view.batch, view.rows, view.cols, view.depth, target);
+  return (reads_a_as_it_lies(params, view) || gathers_a(params, view) ||
+          a_chunk_view(params, view)) &&
+         async_vector_width(params, view.b_operand(), view.b_contiguous_run(), 2) == kVector;
+}
+
+bool wgmma_tiling_fits(const ContractionView& view, const WgmmaTiling& tiling,
+                       const Target& target) {
   if (tiling.block_n == 0 || ceil_div(view.rows, kWgmmaBlockM) > 65535 ||
       view.batch * tiling.splits > 65535) {
     return false;

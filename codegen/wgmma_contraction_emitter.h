@@ -44,11 +44,14 @@
 namespace kiln::codegen {
 
 // Whether the kernel takes `anchor` of `body` on `target`: wgmma tensor cores, both operands f16
-// or both bf16, both buffers read as they lie in runs of whole 16-byte vectors, and a grid that
-// fills the GPU (choose_wgmma_tiling gives a block_n). Sets `tiling` when it does.
+// or both bf16, both buffers read as they lie in runs of whole 16-byte vectors.
 bool takes_wgmma_contraction(const KernelBody& body, const Node& anchor,
-                             const ContractionView& view, const Target& target,
-                             WgmmaTiling& tiling);
+                             const ContractionView& view, const Target& target);
+
+// Whether `tiling` can run `view` on `target`: a block_n (choose_wgmma_tiling gives 0 where the
+// grid would not fill the GPU), a grid within launch limits, its stages within shared memory.
+bool wgmma_tiling_fits(const ContractionView& view, const WgmmaTiling& tiling,
+                       const Target& target);
 
 KernelSpec emit_wgmma_contraction_kernel(const KernelBody& body, const Node& anchor,
                                          ContractionView& view, const WgmmaTiling& tiling);

@@ -5,7 +5,12 @@
 #include <future>
 #include <optional>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "codegen/kernel_cache.h"
 #include "codegen/lower.h"
+#include "codegen/nvrtc_compiler.h"
 #include "frontend/onnx_importer.h"
 #include "frontend/proto_io.h"
 #include "ir/error.h"
@@ -13,6 +18,7 @@
 #include "ir/parser.h"
 #include "passes/fuse_kernels.h"
 #include "passes/fuse_siblings.h"
+#include "runtime/session.h"
 #include "target/native_target.h"
 
 namespace kiln {
@@ -28,6 +34,12 @@ class CodegenResolution {
     const auto& archs = options.archs;
     if (std::find(archs.begin(), archs.end(), "native") == archs.end()) {
       codegen::check_archs(archs);
+      if (options.autotune.value_or(false)) {
+        throw InputError(
+            "--autotune times tactics on this machine's GPU, for which --arch native generates "
+            "the kernels; it cannot tune for " +
+            fmt::format("{}", fmt::join(archs, ",")));
+      }
       return;
     }
     if (archs.size() > 1) throw InputError("--arch native cannot be combined with other archs");
@@ -39,6 +51,8 @@ class CodegenResolution {
   void settle() {
     if (native_.valid()) native_target_ = native_.get();
   }
+
+  bool native() const { return native_target_.has_value(); }
 
   codegen::CodegenOptions finish() {
     settle();
@@ -83,12 +97,52 @@ std::vector<std::string> run_pipeline(Graph& graph,
   return std::move(context.refusals);
 }
 
+constexpr int kTuningIterations = 20;
+constexpr int kTuningWarmup = 3;
+
+// A candidate program run once on the tuning inputs, then its steps timed.
+ProgramTimes time_on_gpu(const Program& program) {
+  Session session = Session::load(Program(program));
+  ProgramTimes times;
+  times.outputs = session.run(tuning_inputs(program));
+  times.step_ms = session.profile_steps(kTuningIterations, kTuningWarmup);
+  return times;
+}
+
+// What a tactic measured on `target` depends on besides its kernel: the GPU, its driver, NVRTC.
+std::string tuning_identity(const Target& target) {
+  return fmt::format("{} {} {} SMs, driver {}, NVRTC {}", target.device, target.arch,
+                     target.sm_count, target.driver_version, codegen::Nvrtc::instance().version());
+}
+
+Program lower(const Graph& fused_graph, const codegen::CodegenOptions& codegen,
+              bool native, const CompileOptions& options, AutotuneReport& report) {
+  if (!native || !options.autotune.value_or(true)) {
+    report.note = !native ? "chosen by heuristics; autotuning times them on this machine's GPU "
+                            "(--arch native)"
+                          : "chosen by heuristics (--no-autotune)";
+    return codegen::lower_graph(fused_graph, codegen);
+  }
+  codegen::CodegenOptions quiet = codegen;
+  quiet.on_progress = nullptr;
+  AutotuneHooks hooks;
+  hooks.compile = [&quiet](Program& program) {
+    codegen::compile_program(program, quiet);
+    plan_memory(program);
+  };
+  hooks.measure = time_on_gpu;
+  hooks.cache_directory = codegen::kernel_cache_directory(codegen.cache_dir);
+  hooks.cache_identity = tuning_identity(codegen.target);
+  return lower_autotuned(fused_graph, codegen, hooks, report);
+}
+
 CompiledModel compile_with(const Graph& fused_graph, CodegenResolution& resolution,
                            const CompileOptions& options) {
   const codegen::CodegenOptions codegen = resolution.finish();
   CompiledModel compiled;
   compiled.target = codegen.target;
-  compiled.program = codegen::lower_graph(fused_graph, codegen);
+  compiled.program =
+      lower(fused_graph, codegen, resolution.native(), options, compiled.autotune);
   if (options.on_lowered) options.on_lowered(compiled.program);
   compiled.stats = codegen::compile_program(compiled.program, codegen);
   compiled.memory = plan_memory(compiled.program);

@@ -9,6 +9,8 @@
 //                kernels for the target, compiled by NVRTC (through the kernel cache), its
 //                intermediates placed by the memory planner
 //   compile_fused  the same from a graph already at the fused stage
+//   (tactics: for --arch native each contraction's tiling is chosen by timing the candidates on
+//   the GPU, kiln/autotune.h, remembered in the tactic cache beside the kernel cache)
 //
 // Errors: InputError (bad model, options or arch; "no CUDA device" for native without one),
 // UnsupportedError (ops or kernels kiln does not handle, listed at once), InternalError.
@@ -24,6 +26,7 @@
 #include <vector>
 
 #include "codegen/compile_program.h"
+#include "kiln/autotune.h"
 #include "ir/graph.h"
 #include "passes/pipeline.h"
 #include "passes/precision_policy.h"
@@ -67,6 +70,10 @@ struct CompileOptions {
   std::function<void(const Program&)> on_lowered;
   // When set, unbound symbolic input dims become 1, with a note to it (load_model).
   std::function<void(const std::string&)> on_defaulted_dims;
+  // Tactics chosen by measurement on this machine's GPU (kiln/autotune.h). Unset: measured
+  // when compiling for archs {"native"}, else the heuristics choose; true: measured, an
+  // InputError for other archs; false: the heuristics choose.
+  std::optional<bool> autotune;
 };
 
 struct CompiledModel {
@@ -76,6 +83,7 @@ struct CompiledModel {
   MemoryFigures memory;         // the arena against the naive sum and the lower bound
   // Why passes refused rewrites, one line each, "pass: node: reason" (--explain-refusals).
   std::vector<std::string> refusals;
+  AutotuneReport autotune;  // how the tactics were chosen
 };
 
 // Throws InputError for a keep_fp32 name the op table lacks, or an io dtype without a 16-bit

@@ -1,4 +1,5 @@
-// native_target: cuInit, cuDeviceGet, cuDeviceGetName and the attributes of device 0.
+// native_target: cuInit, cuDeviceGet, cuDeviceGetName, the attributes of device 0 and the
+// driver's version.
 #include "target/native_target.h"
 
 #include <dlfcn.h>
@@ -74,6 +75,11 @@ Target native_target() {
   const double clock_khz = read(kMemoryClockRateKHz, "memory clock");
   const double bus_bytes = read(kGlobalMemoryBusWidthBits, "memory bus width") / 8.0;
   target.memory_bandwidth_gb_s = 2 * clock_khz * 1e3 * bus_bytes / 1e9;
+  using DriverGetVersion = int (*)(int*);
+  if (const auto driver_version =
+          reinterpret_cast<DriverGetVersion>(dlsym(driver, "cuDriverGetVersion"))) {
+    driver_version(&target.driver_version);
+  }
   return target;
 }
 

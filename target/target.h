@@ -29,6 +29,7 @@ struct Target {
   bool arch_specific = false;  // the "a" suffix: features of exactly this architecture
   std::string device;          // "NVIDIA H100 80GB HBM3", or the nominal part of a named arch
   bool from_device = false;    // read from a GPU (else nominal figures for the name)
+  int driver_version = 0;      // of a device's driver, as CUDA writes it (12080: 12.8); else 0
 
   int sm_count = 0;
   int64_t shared_memory_per_sm = 0;     // bytes

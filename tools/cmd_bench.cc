@@ -43,6 +43,7 @@
 #include "tools/pass_options.h"
 #include "tools/profile_report.h"
 #include "tools/progress.h"
+#include "tools/tactic_options.h"
 
 namespace kiln::tools {
 namespace {
@@ -59,6 +60,7 @@ struct BenchOptions {
   bool progress = false;
   int profile = 0;  // slowest launches to print per variant; 0: no per-launch profile
   PassOptions passes;
+  TacticOptions tactics;
 };
 
 // Seeded inputs of the model's signature: floats from N(0, 1), integers and bools 0 or 1.
@@ -131,6 +133,20 @@ nlohmann::json profile_launches(Session& session, const BenchOptions& options) {
   return launches;
 }
 
+// How the tactics were chosen: the summary, and each problem's candidates and times.
+nlohmann::json tactics_json(const AutotuneReport& report) {
+  nlohmann::json sites = nlohmann::json::array();
+  for (const TunedSite& site : report.sites) {
+    sites.push_back({{"label", site.label},
+                     {"nodes", site.nodes},
+                     {"tactics", site.tactics},
+                     {"ms", site.ms},
+                     {"chosen", site.tactics[static_cast<size_t>(site.chosen)]},
+                     {"from_cache", site.from_cache}});
+  }
+  return {{"summary", tactic_summary(report)}, {"seconds", report.seconds}, {"sites", sites}};
+}
+
 // Compiles `variant` for this GPU, runs it on `inputs`, compares with `expected` and times it;
 // returns its figures (kernel_launches, compile_seconds, max_abs_error, max_rel_error, cosine,
 // median_ms, p90_ms).
@@ -143,6 +159,7 @@ nlohmann::json bench_variant(const std::string& variant, const BenchOptions& opt
   compile_options.archs = {options.arch};
   compile_options.pipeline = options.passes.pipeline();
   compile_options.pipeline.fusion = variant == "fused";
+  compile_options.autotune = options.tactics.setting();
   compile_options.on_progress = [&](size_t done, size_t total) {
     progress.advance("kiln bench: compiling " + variant + " kernels (NVRTC)", done, total);
   };
@@ -150,6 +167,8 @@ nlohmann::json bench_variant(const std::string& variant, const BenchOptions& opt
   const auto start = std::chrono::steady_clock::now();
   CompiledModel compiled = compile(options.model, compile_options, input_shapes);
   options.passes.print_refusals(compiled.refusals);
+  std::cerr << "kiln bench: " << variant << " " << tactic_summary(compiled.autotune) << "\n";
+  if (options.tactics.explain) std::cerr << tactic_table(compiled.autotune);
   Program program = std::move(compiled.program);
   const double compile_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -163,6 +182,7 @@ nlohmann::json bench_variant(const std::string& variant, const BenchOptions& opt
   nlohmann::json entry;
   entry["kernel_launches"] = steps;
   entry["compile_seconds"] = compile_seconds;
+  entry["tactics"] = tactics_json(compiled.autotune);
   double worst_cosine = 1.0, max_abs = 0.0, max_rel = 0.0;
   std::string mismatch;
   for (size_t i = 0; i < outputs.size(); ++i) {
@@ -307,6 +327,7 @@ void add_bench_command(CLI::App& parent, int& exit_code) {
                     "Show progress on stderr (stages, a bar of kernels compiled) even when "
                     "stderr is not a terminal (it is shown on a terminal anyway)");
   add_pass_options(*command, options->passes);
+  add_tactic_options(*command, options->tactics);
   command->callback([options, &exit_code] { exit_code = run_bench(*options); });
 }
 

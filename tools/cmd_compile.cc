@@ -17,6 +17,7 @@
 #include "tools/commands.h"
 #include "tools/input_shapes.h"
 #include "tools/pass_options.h"
+#include "tools/tactic_options.h"
 
 namespace kiln::tools {
 namespace {
@@ -31,6 +32,7 @@ struct CompileCommandOptions {
   bool no_fusion = false;
   std::vector<std::string> input_shapes;
   PassOptions passes;
+  TacticOptions tactics;
 };
 
 void write_kernel_sources(const Program& program, const std::string& directory) {
@@ -51,6 +53,7 @@ int run_compile(const CompileCommandOptions& options) {
   compile_options.pipeline.fusion = !options.no_fusion;
   compile_options.cache_dir = options.cache_dir;
   compile_options.threads = options.jobs;
+  compile_options.autotune = options.tactics.setting();
   compile_options.on_lowered = [&](const Program& program) {
     if (!options.emit_cuda.empty()) write_kernel_sources(program, options.emit_cuda);
   };
@@ -76,6 +79,8 @@ int run_compile(const CompileCommandOptions& options) {
         stats.cache_store_failures, stats.cache_store_error);
   }
   std::cerr << "kiln compile: kernels generated for " << compiled.target.describe() << "\n";
+  std::cerr << "kiln compile: " << tactic_summary(compiled.autotune) << "\n";
+  if (options.tactics.explain) std::cerr << tactic_table(compiled.autotune);
   // Without -o the program goes beside the model: model.onnx -> model.kiln.
   const std::string output =
       options.output.empty()
@@ -114,6 +119,7 @@ void add_compile_command(CLI::App& parent, int& exit_code) {
   command->add_option("--input-shape", options->input_shapes,
                       "Bind symbolic input dims: NAME=1x3x224x224 (repeatable)");
   add_pass_options(*command, options->passes);
+  add_tactic_options(*command, options->tactics);
   command->callback([options, &exit_code] { exit_code = run_compile(*options); });
 }
 

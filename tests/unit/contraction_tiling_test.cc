@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "codegen/lower.h"
 #include "codegen/options.h"
 #include "ir/error.h"
@@ -151,6 +153,34 @@ TEST(ContractionTiling, WgmmaSplitsKOnlyWhereTheGridLeavesSlotsIdle) {
   EXPECT_EQ(ffn_down.block_n, 192);
   EXPECT_EQ(ffn_down.splits, 1);
   EXPECT_EQ(ffn_down.split_depth, 3072);
+}
+
+TEST(ContractionTiling, CandidatesStartWithTheHeuristicsChoiceAndComeOnce) {
+  const Target hopper = target_for_arch("sm_90a");
+  // ViT-B/16 b32's FFN down-projection (M = 32 · 197, 48 steps deep): 200 tiles of 128 × 192 are
+  // 1.5 waves; measurement may also take every other width, and each split in two.
+  const std::vector<WgmmaTiling> ffn_down = wgmma_tiling_candidates(1, 6304, 768, 3072, hopper);
+  ASSERT_FALSE(ffn_down.empty());
+  EXPECT_EQ(ffn_down.front(), choose_wgmma_tiling(1, 6304, 768, 3072, hopper));
+  EXPECT_EQ(ffn_down.size(), 8u);
+  const WgmmaTiling halves{.block_n = 192, .stages = 4, .splits = 2, .split_depth = 1536};
+  EXPECT_NE(std::find(ffn_down.begin(), ffn_down.end(), halves), ffn_down.end());
+  for (size_t i = 0; i < ffn_down.size(); ++i) {
+    EXPECT_EQ(std::count(ffn_down.begin(), ffn_down.end(), ffn_down[i]), 1) << i;
+  }
+  // Shallow contractions keep their 3 stages and widths up to 128.
+  for (const WgmmaTiling& tiling : wgmma_tiling_candidates(1, 100352, 256, 64, hopper)) {
+    EXPECT_EQ(tiling.stages, 3);
+    EXPECT_LE(tiling.block_n, 128);
+  }
+  // No wgmma tiling where the heuristic has none (batch 1's 128 rows).
+  EXPECT_TRUE(wgmma_tiling_candidates(1, 128, 768, 768, hopper).empty());
+  const std::vector<MmaTiling> mma = mma_tiling_candidates(1, 49, 512, 4608, kH100);
+  ASSERT_FALSE(mma.empty());
+  EXPECT_EQ(mma.front(), choose_mma_tiling(1, 49, 512, 4608, kH100));
+  for (size_t i = 0; i < mma.size(); ++i) {
+    EXPECT_EQ(std::count(mma.begin(), mma.end(), mma[i]), 1) << i;
+  }
 }
 
 // The kernel source lowering gives a one-matmul graph of `a` × `b` 16-bit operands for `arch`.

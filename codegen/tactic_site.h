@@ -1,0 +1,27 @@
+// Kernel nodes that can be computed more than one way (a contraction's tilings: block width,
+// stages, split-K, wgmma or mma.sync), as lowering shows them to measurement (kiln/autotune.h)
+// and asks it which way to take (CodegenOptions::choose_tactic).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace kiln::codegen {
+
+struct TacticSite {
+  // The heuristic's kernels' code hashed with the tactics' names: nodes of equal keys compute
+  // the same problem (shape, dtypes, layouts, prologue and epilogue) with the same choices.
+  std::string key;
+  std::vector<std::string> tactics;  // names ("wgmma 128x192 4 stages"), the heuristic's first
+  std::string label;                 // for people: the node's first ONNX node, or its kernel
+};
+
+// Where lowering placed a site's kernels: the tactic it took and its steps in the Program.
+struct TacticUse {
+  TacticSite site;
+  int tactic = 0;
+  int first_step = 0;
+  int step_count = 0;
+};
+
+}  // namespace kiln::codegen

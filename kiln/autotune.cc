@@ -1,0 +1,237 @@
+// Tactics chosen by measurement (see the header): sites by key, the tactic cache, rounds of
+// candidate programs, the choice.
+#include "kiln/autotune.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cmath>
+#include <deque>
+#include <limits>
+#include <map>
+#include <optional>
+#include <random>
+
+#include "codegen/kernel_cache.h"
+#include "codegen/lower.h"
+#include "codegen/sha256.h"
+#include "ir/error.h"
+
+namespace kiln {
+namespace {
+
+// What the tuner knows of one site key.
+struct KeyState {
+  TunedSite site;
+  std::string cache_key;
+};
+
+// Each key's state, in the order lowering first meets them.
+class Sites {
+ public:
+  Sites(const codegen::KernelCache& cache, std::string identity)
+      : cache_(cache), identity_(std::move(identity)) {}
+
+  // The state of `site`'s key, created (and looked up in the cache) on first sight.
+  KeyState& state_of(const codegen::TacticSite& site) {
+    auto [it, added] = index_.emplace(site.key, states_.size());
+    if (added) {
+      KeyState state;
+      state.site.label = site.label;
+      state.site.tactics = site.tactics;
+      state.site.ms.assign(site.tactics.size(), -1);
+      state.cache_key = codegen::sha256_hex("kiln tactic v1\n" + site.key + "\n" + identity_);
+      read_cache(state);
+      states_.push_back(std::move(state));
+    }
+    return states_[it->second];
+  }
+
+  std::deque<KeyState>& all() { return states_; }
+
+  void store(const KeyState& state) const {
+    const std::string& name = state.site.tactics[static_cast<size_t>(state.site.chosen)];
+    const std::string entry = fmt::format("{}\n{}\n", name, state.site.ms[state.site.chosen]);
+    cache_.store(state.cache_key, {reinterpret_cast<const uint8_t*>(entry.data()), entry.size()});
+  }
+
+ private:
+  // An entry names the chosen tactic and its time; one naming no tactic of the site is a miss.
+  void read_cache(KeyState& state) const {
+    const std::optional<std::vector<uint8_t>> bytes = cache_.load(state.cache_key);
+    if (!bytes) return;
+    const std::string entry(bytes->begin(), bytes->end());
+    const size_t end = entry.find('\n');
+    const std::string name = entry.substr(0, end);
+    for (size_t t = 0; t < state.site.tactics.size(); ++t) {
+      if (state.site.tactics[t] != name) continue;
+      state.site.chosen = static_cast<int>(t);
+      state.site.from_cache = true;
+      if (end != std::string::npos) {
+        state.site.ms[t] = std::strtod(entry.c_str() + end + 1, nullptr);
+      }
+      return;
+    }
+  }
+
+  const codegen::KernelCache& cache_;
+  std::string identity_;
+  std::map<std::string, size_t> index_;
+  std::deque<KeyState> states_;  // stable references
+};
+
+// The tactic round `round` gives a site: the cache's or chosen one when the site has it, else
+// tactic `round` where the site has that many (round < 0: the chosen ones), else the heuristic's.
+int tactic_in_round(const KeyState& state, int round) {
+  if (state.site.from_cache || round < 0) return state.site.chosen;
+  return round < static_cast<int>(state.site.tactics.size()) ? round : 0;
+}
+
+Program lower_round(const Graph& graph, codegen::CodegenOptions& codegen, Sites& sites,
+                    int round, codegen::LoweringReport& lowering) {
+  codegen.choose_tactic = [&sites, round](const codegen::TacticSite& site) {
+    return tactic_in_round(sites.state_of(site), round);
+  };
+  return codegen::lower_graph(graph, codegen, &lowering);
+}
+
+// Why round `round`'s outputs are not the heuristic program's, or "".
+std::string disagreement(const Program& program, const std::vector<Tensor>& got,
+                         const std::vector<Tensor>& want) {
+  for (size_t k = 0; k < want.size() && k < got.size(); ++k) {
+    const double error = relative_error(got[k], want[k]);
+    if (error > kMaxRelativeError) {
+      const ProgramBuffer& buffer = program.buffers[static_cast<size_t>(program.outputs[k])];
+      return fmt::format("output '{}' differs from the heuristic tactics' by a relative L2 error "
+                         "of {:.3g}",
+                         buffer.name, error);
+    }
+  }
+  return got.size() == want.size() ? "" : "it gave another number of outputs";
+}
+
+// The labels of the sites round `round` changed, for a warning ("a, b and 3 more").
+std::string changed_sites(const std::deque<KeyState>& states, int round) {
+  std::vector<std::string> labels;
+  for (const KeyState& state : states) {
+    if (!state.site.from_cache && round < static_cast<int>(state.site.tactics.size())) {
+      labels.push_back(state.site.label + " (" +
+                       state.site.tactics[static_cast<size_t>(round)] + ")");
+    }
+  }
+  std::string text;
+  for (size_t k = 0; k < labels.size() && k < 3; ++k) text += (k ? ", " : "") + labels[k];
+  if (labels.size() > 3) text += fmt::format(" and {} more", labels.size() - 3);
+  return text;
+}
+
+}  // namespace
+
+Program lower_autotuned(const Graph& fused_graph, codegen::CodegenOptions codegen,
+                        const AutotuneHooks& hooks, AutotuneReport& report) {
+  const auto start = std::chrono::steady_clock::now();
+  report = {};
+  report.measured = true;
+  const codegen::KernelCache cache(hooks.cache_directory);
+  Sites sites(cache, hooks.cache_identity);
+
+  // Round 0 (the heuristic's tactics where the cache has none) also finds the sites.
+  int rounds = 0;
+  std::vector<Tensor> reference;
+  for (int round = 0; round == 0 || round < rounds; ++round) {
+    codegen::LoweringReport lowering;
+    Program program = lower_round(fused_graph, codegen, sites, round, lowering);
+    if (round == 0) {
+      for (const codegen::TacticUse& use : lowering.tactics) {
+        KeyState& state = sites.state_of(use.site);
+        ++state.site.nodes;
+        if (!state.site.from_cache) {
+          rounds = std::max(rounds, static_cast<int>(state.site.tactics.size()));
+        }
+      }
+      if (rounds == 0) break;  // every site cached, or none
+    }
+    ProgramTimes times;
+    try {
+      hooks.compile(program);
+      times = hooks.measure(program);
+    } catch (const std::exception& error) {
+      if (round == 0) throw;  // the heuristic program itself: not a tactic's fault
+      report.warnings.push_back(fmt::format("tactic {} of {} left out: it failed: {}", round + 1,
+                                            changed_sites(sites.all(), round), error.what()));
+      continue;
+    }
+    ++report.rounds;
+    if (round == 0) {
+      reference = std::move(times.outputs);
+    } else if (const std::string why = disagreement(program, times.outputs, reference);
+               !why.empty()) {
+      report.warnings.push_back(fmt::format("tactic {} of {} left out: {}", round + 1,
+                                            changed_sites(sites.all(), round), why));
+      continue;
+    }
+    std::map<KeyState*, double> round_ms;
+    for (const codegen::TacticUse& use : lowering.tactics) {
+      KeyState& state = sites.state_of(use.site);
+      if (state.site.from_cache || use.tactic != round) continue;
+      double& ms = round_ms[&state];
+      for (int step = use.first_step; step < use.first_step + use.step_count; ++step) {
+        ms += times.step_ms.at(static_cast<size_t>(step));
+      }
+    }
+    for (const auto& [state, ms] : round_ms) state->site.ms[static_cast<size_t>(round)] = ms;
+  }
+
+  for (KeyState& state : sites.all()) {
+    TunedSite& site = state.site;
+    if (site.from_cache) {
+      ++report.from_cache;
+    } else {
+      for (size_t t = 0; t < site.ms.size(); ++t) {
+        if (site.ms[t] >= 0 && site.ms[t] < site.ms[static_cast<size_t>(site.chosen)]) {
+          site.chosen = static_cast<int>(t);
+        }
+      }
+      if (site.ms[static_cast<size_t>(site.chosen)] >= 0) sites.store(state);
+    }
+    report.sites.push_back(site);
+  }
+  codegen::LoweringReport lowering;
+  Program program = lower_round(fused_graph, codegen, sites, -1, lowering);
+  report.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return program;
+}
+
+std::vector<Tensor> tuning_inputs(const Program& program) {
+  std::mt19937 random(20261126);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  std::vector<Tensor> inputs;
+  for (const int buffer : program.inputs) {
+    Tensor tensor(program.buffers[static_cast<size_t>(buffer)].type);
+    if (is_float(tensor.dtype())) {
+      for (int64_t i = 0; i < tensor.num_elements(); ++i) tensor.set_float(i, uniform(random));
+    }
+    inputs.push_back(std::move(tensor));
+  }
+  return inputs;
+}
+
+double relative_error(const Tensor& got, const Tensor& want) {
+  constexpr double kInfinity = std::numeric_limits<double>::infinity();
+  if (got.type() != want.type()) return kInfinity;
+  if (!is_float(want.dtype())) return got.same_contents(want) ? 0 : kInfinity;
+  double difference = 0, magnitude = 0;
+  for (int64_t i = 0; i < want.num_elements(); ++i) {
+    const double g = got.get_double(i), w = want.get_double(i);
+    if (std::isnan(w)) continue;
+    if (!std::isfinite(g) && g != w) return kInfinity;
+    if (std::isinf(w)) continue;
+    difference += (g - w) * (g - w);
+    magnitude += w * w;
+  }
+  if (difference == 0) return 0;
+  return magnitude > 0 ? std::sqrt(difference / magnitude) : kInfinity;
+}
+
+}  // namespace kiln

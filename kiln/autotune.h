@@ -1,0 +1,88 @@
+// Tactics chosen by measurement (kiln compile --autotune), as TensorRT's builder and XLA's
+// autotuner choose theirs: every kernel node its emitter can compute several ways (a
+// contraction's tile width, pipeline stages, split-K, wgmma or mma.sync: codegen's TacticSite)
+// gets the way that ran fastest on this machine's GPU.
+//
+//   1. Lowering names each such node's site: a key (its problem: the heuristic kernel's code,
+//      so shape, dtypes, layouts, prologue and epilogue) and its tactics, the heuristic's first.
+//      Sites the tactic cache knows (same key, GPU, driver and NVRTC) take the cached tactic.
+//   2. The rest are measured in rounds: round r lowers the whole program with tactic r at every
+//      such site that has one (the heuristic's elsewhere), compiles it (the kernel cache keeps
+//      what repeats), runs it on the tuning inputs and times each step (Session::profile_steps);
+//      a site's time for tactic r is the sum over the nodes of its key. Round 0, the heuristic
+//      program, gives the reference outputs: a round whose outputs differ from them (relative L2
+//      error over kMaxRelativeError) or that fails is left out, with a warning naming it, and so
+//      are its tactics.
+//   3. Each key takes its fastest measured tactic, stored in the cache; the final program is
+//      lowered with those.
+//
+// Measuring needs the GPU the kernels are generated for, so the driver tunes only for --arch
+// native (kiln/compiler.h); elsewhere the heuristic chooses and the report says why.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "codegen/options.h"
+#include "ir/graph.h"
+#include "ir/tensor.h"
+#include "runtime/program.h"
+
+namespace kiln {
+
+// A round's outputs may differ from the heuristic program's by this relative L2 error (f16
+// accumulation orders differ between split-K slices and tile widths).
+inline constexpr double kMaxRelativeError = 1e-2;
+
+// The kernel nodes of one site key.
+struct TunedSite {
+  std::string label;                 // the first node's ONNX node (or kernel)
+  std::vector<std::string> tactics;  // the heuristic's first
+  std::vector<double> ms;            // per tactic, the nodes' summed step medians; < 0: not run
+  int chosen = 0;
+  int nodes = 0;
+  bool from_cache = false;  // chosen by the cache (ms not measured this time)
+};
+
+struct AutotuneReport {
+  bool measured = false;  // the tactics were measured (now or by the cache); false: heuristics
+  std::string note;       // why not measured
+  std::vector<TunedSite> sites;
+  int rounds = 0;      // programs measured
+  int from_cache = 0;  // sites the cache chose for
+  double seconds = 0;
+  std::vector<std::string> warnings;  // rounds left out and why
+};
+
+// What the GPU gives for one candidate program.
+struct ProgramTimes {
+  std::vector<float> step_ms;   // each step's median milliseconds
+  std::vector<Tensor> outputs;  // on the tuning inputs
+};
+
+struct AutotuneHooks {
+  // NVRTC and the memory plan: makes a lowered program runnable.
+  std::function<void(Program&)> compile;
+  // Runs a compiled program on the tuning inputs and times its steps.
+  std::function<ProgramTimes(const Program&)> measure;
+  // The tactic cache's directory ("": none) and what its entries depend on besides the site
+  // (GPU, driver, NVRTC version).
+  std::string cache_directory;
+  std::string cache_identity;
+};
+
+// Lowers `fused_graph` with every site's tactic chosen by the cache or by measurement, filling
+// `report`. The returned program is lowered, not compiled.
+Program lower_autotuned(const Graph& fused_graph, codegen::CodegenOptions codegen,
+                        const AutotuneHooks& hooks, AutotuneReport& report);
+
+// Inputs for timing a program: floats uniform in [-1, 1) from a fixed seed, integers and
+// booleans zero (a valid index for any gather and an unmasked-or-masked-alike mask).
+std::vector<Tensor> tuning_inputs(const Program& program);
+
+// The relative L2 error of `got` against `want` (exact equality for integers: 0 or infinity);
+// infinity for another dtype or shape, or a NaN where `want` has none.
+double relative_error(const Tensor& got, const Tensor& want);
+
+}  // namespace kiln

@@ -1,0 +1,141 @@
+// The tactic tuner (kiln/autotune.h) with a stand-in for the GPU: each step "takes" a time
+// read off its grid, so the test knows which tactic must win; one round's outputs disagree and
+// must be left out; the tactic cache must then answer alone.
+#include "kiln/autotune.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "codegen/lower.h"
+#include "ir/parser.h"
+#include "target/target.h"
+#include "tests/unit/test_temp_dir.h"
+
+namespace kiln {
+namespace {
+
+// Two equal 768-wide f16 gemms (one problem) and a 3072-wide one.
+constexpr const char* kGraph = R"(graph @g(%a: f16[4096,768], %b: f16[768,768], %c: f16[768,768], %d: f16[768,3072]) -> (f16[4096,768], f16[4096,768], f16[4096,3072]) {
+  %0 = matmul(%a, %b) : f16[4096,768] loc("first")
+  %1 = matmul(%a, %c) : f16[4096,768] loc("second")
+  %2 = matmul(%a, %d) : f16[4096,3072] loc("wide")
+  return %0, %1, %2
+}
+)";
+
+// A step's stand-in time: fastest with 12 column tiles (128 × 64 tiles of the 768-wide gemms,
+// 128 × 256 of the wide one).
+float stand_in_ms(const ProgramStep& step) {
+  return 1.0f + std::abs(static_cast<float>(step.grid[0]) - 12.0f);
+}
+
+ProgramTimes stand_in_measure(const Program& program) {
+  ProgramTimes times;
+  bool disagrees = false;
+  for (const ProgramStep& step : program.steps) {
+    times.step_ms.push_back(stand_in_ms(step));
+    disagrees |= step.grid[0] == 6;  // 128-wide tiles of the 768-wide gemms: "wrong results"
+  }
+  Tensor output = Tensor::from_vector<float>(DType::kF32, {2}, {1.0f, 2.0f});
+  if (disagrees) output.set_float(1, 2.5f);
+  times.outputs.push_back(std::move(output));
+  return times;
+}
+
+AutotuneHooks stand_in_hooks(const std::string& cache) {
+  AutotuneHooks hooks;
+  hooks.compile = [](Program&) {};
+  hooks.measure = stand_in_measure;
+  hooks.cache_directory = cache;
+  hooks.cache_identity = "stand-in GPU";
+  return hooks;
+}
+
+const TunedSite& site_labelled(const AutotuneReport& report, const std::string& label) {
+  for (const TunedSite& site : report.sites) {
+    if (site.label == label) return site;
+  }
+  throw std::runtime_error("no site " + label);
+}
+
+TEST(Autotune, TakesEachProblemsFastestTacticAndLeavesOutDisagreeingRounds) {
+  const std::string cache = testing_support::fresh_temp_path("tactics", true).string();
+  const codegen::CodegenOptions codegen =
+      codegen::CodegenOptions::for_target(target_for_arch("sm_90a"));
+  const std::unique_ptr<Graph> graph = parse_graph(kGraph);
+  AutotuneReport report;
+  const Program program = lower_autotuned(*graph, codegen, stand_in_hooks(cache), report);
+
+  ASSERT_EQ(report.sites.size(), 2u);
+  const TunedSite& narrow = site_labelled(report, "first");
+  EXPECT_EQ(narrow.nodes, 2);
+  ASSERT_EQ(narrow.tactics.at(0), "wgmma 128x192 4 stages");
+  EXPECT_EQ(narrow.tactics.at(static_cast<size_t>(narrow.chosen)), "wgmma 128x64 4 stages");
+  EXPECT_EQ(narrow.ms.at(0), 2 * 9.0);  // two nodes of 4 column tiles
+  const TunedSite& wide = site_labelled(report, "wide");
+  EXPECT_EQ(wide.chosen, 0);  // the heuristic's 128 × 256
+  EXPECT_EQ(report.from_cache, 0);
+  // The rounds of 128-wide tiles (wgmma, and mma.sync last) disagreed: left out, named, their
+  // times not taken.
+  ASSERT_EQ(narrow.tactics.size(), 5u);
+  ASSERT_EQ(report.warnings.size(), 2u);
+  EXPECT_NE(report.warnings[0].find("left out: output"), std::string::npos) << report.warnings[0];
+  EXPECT_NE(report.warnings[0].find("first (wgmma 128x128"), std::string::npos)
+      << report.warnings[0];
+  EXPECT_NE(report.warnings[1].find("first (mma.sync 128x128)"), std::string::npos)
+      << report.warnings[1];
+  for (size_t t = 0; t < narrow.tactics.size(); ++t) {
+    EXPECT_EQ(narrow.ms[t] < 0, narrow.tactics[t].find("128x128") != std::string::npos)
+        << narrow.tactics[t];
+  }
+  EXPECT_EQ(report.rounds, 5);
+  // The final program runs the chosen tiles: 12 column tiles for all three gemms.
+  ASSERT_EQ(program.steps.size(), 3u);
+  for (const ProgramStep& step : program.steps) EXPECT_EQ(step.grid[0], 12u);
+
+  // Again with the same cache: no round runs, the same tactics come back.
+  AutotuneHooks cached = stand_in_hooks(cache);
+  cached.measure = [](const Program&) -> ProgramTimes {
+    throw std::runtime_error("measured although every problem is cached");
+  };
+  AutotuneReport again;
+  const Program from_cache = lower_autotuned(*graph, codegen, cached, again);
+  EXPECT_EQ(again.rounds, 0);
+  EXPECT_EQ(again.from_cache, 2);
+  EXPECT_TRUE(site_labelled(again, "first").from_cache);
+  for (const ProgramStep& step : from_cache.steps) EXPECT_EQ(step.grid[0], 12u);
+}
+
+TEST(Autotune, RelativeErrorIsAnL2RatioAndExactForIntegers) {
+  const Tensor want = Tensor::from_vector<float>(DType::kF32, {2}, {3.0f, 4.0f});
+  const Tensor got = Tensor::from_vector<float>(DType::kF32, {2}, {3.0f, 4.05f});
+  EXPECT_NEAR(relative_error(got, want), 0.01, 1e-6);
+  EXPECT_EQ(relative_error(want, want), 0);
+  const Tensor nan = Tensor::from_vector<float>(DType::kF32, {2}, {3.0f, NAN});
+  EXPECT_TRUE(std::isinf(relative_error(nan, want)));
+  const Tensor ints = Tensor::from_vector<int64_t>(DType::kI64, {2}, {1, 2});
+  const Tensor other = Tensor::from_vector<int64_t>(DType::kI64, {2}, {1, 3});
+  EXPECT_EQ(relative_error(ints, ints), 0);
+  EXPECT_TRUE(std::isinf(relative_error(other, ints)));
+  EXPECT_TRUE(std::isinf(relative_error(got, ints)));  // another dtype
+}
+
+TEST(Autotune, TuningInputsAreSeededFloatsAndZeroIntegers) {
+  Program program;
+  program.buffers.push_back({ProgramBuffer::Kind::kInput, "x", {DType::kF32, {64}}, 0});
+  program.buffers.push_back({ProgramBuffer::Kind::kInput, "ids", {DType::kI64, {4}}, 1});
+  program.inputs = {0, 1};
+  const std::vector<Tensor> inputs = tuning_inputs(program);
+  ASSERT_EQ(inputs.size(), 2u);
+  EXPECT_TRUE(inputs[0].same_contents(tuning_inputs(program)[0]));
+  float largest = 0;
+  for (float v : inputs[0].to_floats()) largest = std::max(largest, std::abs(v));
+  EXPECT_GT(largest, 0.5f);
+  EXPECT_LE(largest, 1.0f);
+  for (int64_t v : inputs[1].to_ints()) EXPECT_EQ(v, 0);
+}
+
+}  // namespace
+}  // namespace kiln
