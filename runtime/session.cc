@@ -400,6 +400,13 @@ void Session::run_device(const std::vector<const void*>& inputs, const std::vect
   const Bindings bindings = checked_bindings(state.program(), inputs, outputs);
   const std::lock_guard lock(state.mutex);
   const CurrentDevice current(state.loaded->device);
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  cuda_check(cudaStreamIsCapturing(stream, &capture), "cudaStreamIsCapturing");
+  if (capture != cudaStreamCaptureStatusNone) {
+    throw InputError(
+        "run_device: the stream is being captured into a CUDA graph; the session launches a "
+        "graph of its own on it, so call run_device outside the capture");
+  }
   state.execute(bindings, stream);
 }
 

@@ -102,7 +102,8 @@ class Session {
   // the GPU (the caller synchronizes the stream and keeps the buffers valid until then), except
   // on the session's first run, which launches and checks the steps one by one on the session's
   // stream (after the work enqueued on `stream`) before capturing the graph. Other pointers than
-  // the last run's are captured again on the host, without waiting for the GPU.
+  // the last run's are captured again on the host, without waiting for the GPU. A stream being
+  // captured into a CUDA graph is refused (InputError).
   void run_device(const std::vector<const void*>& inputs, const std::vector<void*>& outputs,
                   CUstream_st* stream);
   // Milliseconds of each of `iterations` graph replays after `warmup` unmeasured ones, on the

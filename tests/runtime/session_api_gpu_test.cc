@@ -1,8 +1,9 @@
 // GPU tests of the session's application API (ctest label gpu, runs alone: it reads the device's
 // free memory): loading onto a chosen device with the thread's current device left as it was,
-// run_device ordered on a caller's stream, sessions sharing one copy of the weights, sessions on
-// several threads at once (and one session called from two threads, which its mutex serializes),
-// and timing sessions concurrently (one per GPU, as `kiln bench --devices` does).
+// run_device ordered on a caller's stream (and refusing one being captured), sessions sharing
+// one copy of the weights, sessions on several threads at once (and one session called from
+// three threads, which its mutex serializes), and timing sessions concurrently (one per GPU, as
+// `kiln bench --devices` does).
 // Without a CUDA device the binary prints "no CUDA device: skipped" and exits 77, which ctest
 // reports as skipped.
 #include <cuda_runtime_api.h>
@@ -155,6 +156,28 @@ TEST(SessionApiGpuTest, RunDeviceOnTheCallersStreamIsOrderedOnIt) {
   Tensor output(shape.type());
   ASSERT_EQ(cudaMemcpy(output.bytes(), out[0].data, bytes, cudaMemcpyDeviceToHost), cudaSuccess);
   EXPECT_TRUE(matches_cpu(output, x));
+  EXPECT_TRUE(matches_cpu(session.run({x})[0], x));
+}
+
+TEST(SessionApiGpuTest, RunDeviceRefusesAStreamBeingCaptured) {
+  Session session = Session::load(compiled_program());
+  const size_t bytes = bias_relu_input(0).num_bytes();
+  DeviceBuffer in(bytes), out(bytes);
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  ASSERT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed), cudaSuccess);
+  try {
+    session.run_device({in.data}, {out.data}, stream);
+    ADD_FAILURE() << "expected an InputError";
+  } catch (const InputError& error) {
+    EXPECT_NE(std::string(error.what()).find("the stream is being captured"), std::string::npos)
+        << error.what();
+  }
+  cudaGraph_t graph = nullptr;
+  ASSERT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess);
+  if (graph) cudaGraphDestroy(graph);
+  cudaStreamDestroy(stream);
+  const Tensor x = bias_relu_input(4);
   EXPECT_TRUE(matches_cpu(session.run({x})[0], x));
 }
 
