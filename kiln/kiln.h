@@ -11,6 +11,10 @@
 //
 //   kiln::Session session = kiln::Session::load("model.kiln");  // needs a CUDA device
 //   std::vector<kiln::Tensor> outputs = session.run({input});
+//   kiln::Session on_gpu1 = kiln::Session::load("model.kiln", {.device = 1});
+//   kiln::Session second = on_gpu1.share();           // same weights on the GPU, no second copy
+//   second.run_device({x}, {y}, stream);               // enqueued on the caller's cudaStream_t
+//   (docs/RUNTIME.md: streams, threads, several GPUs)
 //
 //   std::unique_ptr<kiln::Graph> graph = kiln::load_model("model.onnx");
 //   kiln::optimize(*graph, kiln::Stage::kFused, {});           // IR after the whole pipeline

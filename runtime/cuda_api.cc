@@ -40,10 +40,38 @@ CudaStream create_stream() {
   return CudaStream(stream);
 }
 
+CudaStream create_non_blocking_stream() {
+  cudaStream_t stream = nullptr;
+  cuda_check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  return CudaStream(stream);
+}
+
+CudaEvent create_ordering_event() {
+  cudaEvent_t event = nullptr;
+  cuda_check(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "cudaEventCreate");
+  return CudaEvent(event);
+}
+
 CudaEvent create_event() {
   cudaEvent_t event = nullptr;
   cuda_check(cudaEventCreate(&event), "cudaEventCreate");
   return CudaEvent(event);
+}
+
+CurrentDevice::CurrentDevice(int device) : device_(device) {
+  cuda_check(cudaGetDevice(&previous_), "cudaGetDevice");
+  if (previous_ != device_) cuda_check(cudaSetDevice(device_), "cudaSetDevice");
+}
+
+CurrentDevice::CurrentDevice(int device, std::nothrow_t) : device_(device) {
+  if (cudaGetDevice(&previous_) != cudaSuccess) previous_ = device_;
+  if (previous_ != device_) cudaSetDevice(device_);
+}
+
+// Not checked: a destructor must not throw, and setting back a device that was current cannot
+// fail short of the driver failing.
+CurrentDevice::~CurrentDevice() {
+  if (previous_ != device_) cudaSetDevice(previous_);
 }
 
 }  // namespace kiln

@@ -7,6 +7,7 @@
 #include <cuda_runtime_api.h>
 
 #include <memory>
+#include <new>
 #include <string>
 
 namespace kiln {
@@ -51,6 +52,26 @@ using CudaLibrary = std::unique_ptr<CUlib_st, CudaLibraryUnload>;
 // `bytes` of device memory (null for 0 bytes); `what` names it in the error.
 DeviceMemory allocate_device_memory(size_t bytes, const std::string& what);
 CudaStream create_stream();
+// A stream that does not synchronize with the legacy default stream (for capture only).
+CudaStream create_non_blocking_stream();
+// An event for ordering only (no timing); create_event's events also time.
+CudaEvent create_ordering_event();
 CudaEvent create_event();
+
+// Makes `device` the calling thread's current CUDA device while it lives, then restores the device
+// that was current before (so a session's calls leave the caller's current device as it was).
+class CurrentDevice {
+ public:
+  explicit CurrentDevice(int device);
+  // For destructors: never throws (a failure shows in the CUDA calls that follow).
+  CurrentDevice(int device, std::nothrow_t);
+  ~CurrentDevice();
+  CurrentDevice(const CurrentDevice&) = delete;
+  CurrentDevice& operator=(const CurrentDevice&) = delete;
+
+ private:
+  int previous_ = 0;
+  int device_ = 0;
+};
 
 }  // namespace kiln

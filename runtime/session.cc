@@ -1,5 +1,6 @@
-// The GPU session (session.h): loading a program onto the device, launching its steps, capturing
-// and replaying the CUDA graph, timing.
+// The GPU session (session.h): one run's state on top of a program loaded onto a device
+// (loaded_program.h): the arena, the streams, the session's own input and output buffers, the
+// CUDA graph; launching the steps, capturing and replaying the graph, timing.
 #include "runtime/session.h"
 
 #include <dlfcn.h>
@@ -7,20 +8,19 @@
 
 #include <algorithm>
 #include <functional>
+#include <mutex>
 #include <optional>
 
 #include "ir/error.h"
 #include "runtime/cuda_api.h"
-#include "runtime/device_memory_fit.h"
-#include "runtime/kernel_header.h"
-#include "runtime/kernel_image.h"
+#include "runtime/device_list.h"
+#include "runtime/loaded_program.h"
 #include "runtime/program_io.h"
 #include "runtime/program_validation.h"
 
 namespace kiln {
 namespace {
 
-// Shared memory a block gets without opting in to more.
 constexpr uint32_t kDefaultSharedBytes = 48 * 1024;
 
 // The device pointers of the program's inputs and outputs, in signature order, for one run.
@@ -73,17 +73,37 @@ void check_device_pointers(const Program& program, const std::vector<int>& signa
   }
 }
 
+void check_timing_counts(int iterations, int warmup) {
+  if (iterations < 1 || warmup < 0) {
+    throw InputError(
+        fmt::format("timing needs at least 1 iteration and no negative warmup "
+                    "(got {} iterations, {} warmup)",
+                    iterations, warmup));
+  }
+}
+
+float median(std::vector<float> values) {
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
+}
+
 }  // namespace
 
+// What one session owns; `loaded` may be shared with other sessions (Session::share). `mutex`
+// serializes the public calls (session.h, "Threads").
 struct Session::State {
-  Program program;
-  int device = 0;
-  std::string device_description;
-  std::vector<CudaLibrary> libraries;
-  std::vector<cudaKernel_t> kernels;  // per program kernel
-  DeviceMemory weights;
+  std::shared_ptr<const LoadedProgram> loaded;
+  std::mutex mutex;
   DeviceMemory arena;
+  // The session's runs; a blocking stream (cuda_api.h, create_stream).
   CudaStream stream;
+  // Capture only: it never runs work, and as a non-blocking stream its capture is not broken by
+  // another thread's use of the legacy default stream.
+  CudaStream capture_stream;
+  // Recorded after each run on the stream that ran it; the next run waits for it.
+  CudaEvent run_done;
+  // Recorded on a caller's stream before a first run, which the session's stream waits for.
+  CudaEvent caller_ready;
   // The session's own input and output buffers, for runs on host tensors.
   std::vector<DeviceMemory> own_memory;
   std::optional<Bindings> own_bindings;
@@ -91,131 +111,50 @@ struct Session::State {
   CudaGraphExec graph;
   Bindings graph_bindings;
 
-  void load_kernels();
-  void check_kernel_parameters();
-  void allow_shared_memory();
-  void upload_weights();
+  explicit State(std::shared_ptr<const LoadedProgram> program);
+  // Waits for the session's last run, then frees what it owns, with its device current.
+  ~State();
+
+  const Program& program() const { return loaded->program; }
   const Bindings& session_buffers();
   void* buffer_pointer(int index, const Bindings& bindings) const;
-  void launch_steps(const Bindings& bindings, bool check_each_step,
+  void launch_steps(const Bindings& bindings, cudaStream_t on, bool check_each_step,
                     const std::function<void(size_t)>& after_step = {});
   CudaGraph capture_steps(const Bindings& bindings,
                           const std::function<void(size_t)>& at_boundary = {});
   void capture_graph(const Bindings& bindings);
-  void execute(const Bindings& bindings);
+  void execute(const Bindings& bindings, cudaStream_t on);
   void synchronize(const std::string& what);
 };
 
-void Session::State::load_kernels() {
-  const ComputeCapability capability = current_compute_capability();
-  const std::string arch = gpu_arch_name(capability.major, capability.minor);
-  for (const ProgramKernel& kernel : program.kernels) {
-    const KernelImage image = choose_kernel_image(kernel, capability.major, capability.minor);
-    cudaLibrary_t library = nullptr;
-    cudaError_t status =
-        cudaLibraryLoadData(&library, image.code, nullptr, nullptr, 0, nullptr, nullptr, 0);
-    if (status != cudaSuccess) {
-      cudaGetLastError();
-      throw InputError(fmt::format("kernel '{}': cannot load its {} on this {} GPU: {}",
-                                   kernel.name, image.description, arch,
-                                   cudaGetErrorString(status)));
-    }
-    libraries.emplace_back(library);
-    cudaKernel_t handle = nullptr;
-    status = cudaLibraryGetKernel(&handle, library, kernel.name.c_str());
-    if (status != cudaSuccess) {
-      cudaGetLastError();
-      throw InputError(fmt::format("kernel '{}': its {} has no kernel of that name ({})",
-                                   kernel.name, image.description, cudaGetErrorString(status)));
-    }
-    kernels.push_back(handle);
-  }
-}
+// Expects the program's device to be current.
+Session::State::State(std::shared_ptr<const LoadedProgram> program)
+    : loaded(std::move(program)),
+      arena(allocate_device_memory(static_cast<size_t>(loaded->program.arena_bytes), "the arena")),
+      stream(create_stream()),
+      capture_stream(create_non_blocking_stream()),
+      run_done(create_ordering_event()),
+      caller_ready(create_ordering_event()) {}
 
-// Each kernel takes only pointers, as many as each step that launches it passes (cudaLaunchKernel
-// reads one argument per parameter: a short list would be read past its end). A kernel whose
-// source states its parameter count (runtime/kernel_header.h; every kernel codegen writes, and
-// validate_program has checked the steps against it) has exactly those parameters asked for, so
-// no query fails and compute-sanitizer sees no API error (compiled code with more parameters
-// than its source states would pass unseen; the source hash and the file's checksum stand
-// between them). Other kernels (sources written by
-// hand) are counted by asking for one past the last, which fails once per kernel by design.
-void Session::State::check_kernel_parameters() {
-  std::vector<size_t> parameter_counts;
-  for (size_t i = 0; i < program.kernels.size(); ++i) {
-    const ProgramKernel& kernel = program.kernels[i];
-    const int recorded = kernel_parameter_count(kernel);
-    const void* function = reinterpret_cast<const void*>(kernels[i]);
-    size_t count = 0;
-    for (;; ++count) {
-      if (recorded >= 0 && count == static_cast<size_t>(recorded)) break;
-      size_t offset = 0;
-      size_t size = 0;
-      if (cudaFuncGetParamInfo(function, count, &offset, &size) != cudaSuccess) {
-        cudaGetLastError();
-        if (recorded < 0) break;  // one past the last: counted
-        throw InputError(fmt::format("kernel '{}': its compiled code has {} parameters, its "
-                                     "source says {}",
-                                     kernel.name, count, recorded));
-      }
-      if (size != sizeof(void*)) {
-        throw InputError(
-            fmt::format("kernel '{}': parameter {} takes {} bytes; kiln kernels take "
-                        "only pointers",
-                        kernel.name, count, size));
-      }
-    }
-    parameter_counts.push_back(count);
-  }
-  for (size_t i = 0; i < program.steps.size(); ++i) {
-    const ProgramStep& step = program.steps[i];
-    if (step.args.size() != parameter_counts[step.kernel]) {
-      throw InputError(fmt::format("step {} (kernel '{}') passes {} arguments; the kernel takes {}",
-                                   i, program.kernels[step.kernel].name, step.args.size(),
-                                   parameter_counts[step.kernel]));
-    }
-  }
-}
-
-// Lets each kernel that some step launches with more than 48 KiB of shared memory have it.
-void Session::State::allow_shared_memory() {
-  std::vector<uint32_t> most_shared(program.kernels.size(), 0);
-  for (const ProgramStep& step : program.steps) {
-    most_shared[step.kernel] = std::max(most_shared[step.kernel], step.shared_bytes);
-  }
-  const int limit = current_device_attribute(cudaDevAttrMaxSharedMemoryPerBlockOptin);
-  for (size_t i = 0; i < program.kernels.size(); ++i) {
-    if (most_shared[i] <= kDefaultSharedBytes) continue;
-    if (most_shared[i] > static_cast<uint32_t>(limit)) {
-      throw InputError(
-          fmt::format("kernel '{}' is launched with {} bytes of shared memory; this "
-                      "GPU allows {}",
-                      program.kernels[i].name, most_shared[i], limit));
-    }
-    cuda_check(cudaFuncSetAttribute(reinterpret_cast<const void*>(kernels[i]),
-                                    cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    static_cast<int>(most_shared[i])),
-               "cudaFuncSetAttribute for kernel '" + program.kernels[i].name + "'");
-  }
-}
-
-// The session's own transfers and memsets go on its stream, in order with its kernels (a
-// cudaMemcpy from pageable memory may return before its DMA lands; cudaMemset is asynchronous).
-void Session::State::upload_weights() {
-  weights = allocate_device_memory(program.weights.size(), "the weights");
-  if (!program.weights.empty()) {
-    cuda_check(cudaMemcpyAsync(weights.get(), program.weights.data(), program.weights.size(),
-                               cudaMemcpyHostToDevice, stream.get()),
-               "uploading the weights");
-    synchronize("uploading the weights");
-  }
+// A run on a caller's stream may still be in flight: its arena must outlive it. Not checked (a
+// destructor does not throw); the handles are released in the order they depend on each other.
+Session::State::~State() {
+  const CurrentDevice current(loaded->device, std::nothrow);
+  cudaEventSynchronize(run_done.get());
+  graph.reset();
+  own_memory.clear();
+  arena.reset();
+  caller_ready.reset();
+  run_done.reset();
+  capture_stream.reset();
+  stream.reset();
 }
 
 const Bindings& Session::State::session_buffers() {
   if (own_bindings) return *own_bindings;
   Bindings bindings;
-  for (const int input : program.inputs) {
-    const ProgramBuffer& buffer = program.buffers[input];
+  for (const int input : program().inputs) {
+    const ProgramBuffer& buffer = program().buffers[input];
     own_memory.push_back(allocate_device_memory(buffer.type.num_bytes(), "input " + buffer.name));
     if (own_memory.back()) {
       cuda_check(cudaMemsetAsync(own_memory.back().get(), 0, buffer.type.num_bytes(), stream.get()),
@@ -223,8 +162,8 @@ const Bindings& Session::State::session_buffers() {
     }
     bindings.inputs.push_back(own_memory.back().get());
   }
-  for (const int output : program.outputs) {
-    const ProgramBuffer& buffer = program.buffers[output];
+  for (const int output : program().outputs) {
+    const ProgramBuffer& buffer = program().buffers[output];
     own_memory.push_back(allocate_device_memory(buffer.type.num_bytes(), "output " + buffer.name));
     bindings.outputs.push_back(own_memory.back().get());
   }
@@ -233,24 +172,25 @@ const Bindings& Session::State::session_buffers() {
 }
 
 void* Session::State::buffer_pointer(int index, const Bindings& bindings) const {
-  const ProgramBuffer& buffer = program.buffers[index];
+  const ProgramBuffer& buffer = program().buffers[index];
   switch (buffer.kind) {
     case ProgramBuffer::Kind::kInput:
       return bindings.inputs[buffer.offset];
     case ProgramBuffer::Kind::kOutput:
       return bindings.outputs[buffer.offset];
     case ProgramBuffer::Kind::kWeight:
-      return static_cast<std::byte*>(weights.get()) + buffer.offset;
+      return static_cast<std::byte*>(loaded->weights.get()) + buffer.offset;
     case ProgramBuffer::Kind::kIntermediate:
       return static_cast<std::byte*>(arena.get()) + buffer.offset;
   }
   throw InternalError("buffer of an unknown kind");
 }
 
-// Launches every step on the stream; with `check_each_step`, waits for each and names the step
-// that failed. `after_step`, when given, is called with each step's index after its launch.
-void Session::State::launch_steps(const Bindings& bindings, bool check_each_step,
+// Launches every step on `on`; with `check_each_step`, waits for each and names the step that
+// failed. `after_step`, when given, is called with each step's index after its launch.
+void Session::State::launch_steps(const Bindings& bindings, cudaStream_t on, bool check_each_step,
                                   const std::function<void(size_t)>& after_step) {
+  const Program& program = loaded->program;
   std::vector<void*> pointers;
   std::vector<void*> arguments;
   for (size_t i = 0; i < program.steps.size(); ++i) {
@@ -262,9 +202,9 @@ void Session::State::launch_steps(const Bindings& bindings, bool check_each_step
     const auto& [grid_x, grid_y, grid_z] = step.grid;
     const auto& [block_x, block_y, block_z] = step.block;
     cudaError_t status = cudaLaunchKernel(
-        reinterpret_cast<const void*>(kernels[step.kernel]), dim3(grid_x, grid_y, grid_z),
-        dim3(block_x, block_y, block_z), arguments.data(), step.shared_bytes, stream.get());
-    if (status == cudaSuccess && check_each_step) status = cudaStreamSynchronize(stream.get());
+        reinterpret_cast<const void*>(loaded->kernels[step.kernel]), dim3(grid_x, grid_y, grid_z),
+        dim3(block_x, block_y, block_z), arguments.data(), step.shared_bytes, on);
+    if (status == cudaSuccess && check_each_step) status = cudaStreamSynchronize(on);
     if (status != cudaSuccess) {
       throw InternalError(fmt::format("step {} (kernel '{}') failed: {}", i,
                                       program.kernels[step.kernel].name,
@@ -274,29 +214,33 @@ void Session::State::launch_steps(const Bindings& bindings, bool check_each_step
   }
 }
 
-// The steps launched on the stream under capture, as a graph. `at_boundary`, when given, is
-// called under capture with 0 before the first step and with i + 1 after step i.
+// The steps launched on the capture stream under capture, as a graph. `at_boundary`, when given,
+// is called under capture with 0 before the first step and with i + 1 after step i.
 CudaGraph Session::State::capture_steps(const Bindings& bindings,
                                         const std::function<void(size_t)>& at_boundary) {
-  cuda_check(cudaStreamBeginCapture(stream.get(), cudaStreamCaptureModeThreadLocal),
+  cudaStream_t capturing = capture_stream.get();
+  cuda_check(cudaStreamBeginCapture(capturing, cudaStreamCaptureModeThreadLocal),
              "cudaStreamBeginCapture");
   cudaGraph_t captured = nullptr;
   try {
     if (at_boundary) {
       at_boundary(0);
-      launch_steps(bindings, /*check_each_step=*/false, [&](size_t i) { at_boundary(i + 1); });
+      launch_steps(bindings, capturing, /*check_each_step=*/false,
+                   [&](size_t i) { at_boundary(i + 1); });
     } else {
-      launch_steps(bindings, /*check_each_step=*/false);
+      launch_steps(bindings, capturing, /*check_each_step=*/false);
     }
   } catch (...) {
-    cudaStreamEndCapture(stream.get(), &captured);
+    cudaStreamEndCapture(capturing, &captured);
     CudaGraph discarded(captured);
     throw;
   }
-  cuda_check(cudaStreamEndCapture(stream.get(), &captured), "cudaStreamEndCapture");
+  cuda_check(cudaStreamEndCapture(capturing, &captured), "cudaStreamEndCapture");
   return CudaGraph(captured);
 }
 
+// An update or a new instantiation takes effect from the next launch; a launch still in flight
+// runs the graph it was launched with.
 void Session::State::capture_graph(const Bindings& bindings) {
   const CudaGraph captured = capture_steps(bindings);
   cudaGraphExecUpdateResultInfo update_info;
@@ -311,16 +255,28 @@ void Session::State::capture_graph(const Bindings& bindings) {
   graph_bindings = bindings;
 }
 
-// Runs the steps once with `bindings`; the caller synchronizes.
-void Session::State::execute(const Bindings& bindings) {
-  if (program.steps.empty()) return;
+// Runs the steps once with `bindings` on `on` (the session's stream or a caller's), after the
+// work enqueued on `on` and after the session's previous run; the caller synchronizes. The first
+// run launches and checks each step on the session's stream, made to wait for `on` and waited
+// for by it, then captures the graph.
+void Session::State::execute(const Bindings& bindings, cudaStream_t on) {
+  if (program().steps.empty()) return;
+  cudaStream_t own = stream.get();
   if (!graph) {
-    launch_steps(bindings, /*check_each_step=*/true);
+    if (on != own) {
+      cuda_check(cudaEventRecord(caller_ready.get(), on), "cudaEventRecord");
+      cuda_check(cudaStreamWaitEvent(own, caller_ready.get()), "cudaStreamWaitEvent");
+    }
+    launch_steps(bindings, own, /*check_each_step=*/true);
     capture_graph(bindings);
+    cuda_check(cudaEventRecord(run_done.get(), own), "cudaEventRecord");
+    cuda_check(cudaStreamWaitEvent(on, run_done.get()), "cudaStreamWaitEvent");
     return;
   }
   if (!(bindings == graph_bindings)) capture_graph(bindings);
-  cuda_check(cudaGraphLaunch(graph.get(), stream.get()), "cudaGraphLaunch");
+  cuda_check(cudaStreamWaitEvent(on, run_done.get()), "cudaStreamWaitEvent");
+  cuda_check(cudaGraphLaunch(graph.get(), on), "cudaGraphLaunch");
+  cuda_check(cudaEventRecord(run_done.get(), on), "cudaEventRecord");
 }
 
 void Session::State::synchronize(const std::string& what) {
@@ -352,32 +308,28 @@ void require_cuda_device() {
   if (count == 0) throw UnsupportedError("no CUDA device (the driver reports none)");
 }
 
-Session Session::load(const std::string& path) { return load(read_program(path)); }
 
-Session Session::load(Program program) {
+Session Session::load(const std::string& path, const SessionOptions& options) {
+  return load(read_program(path), options);
+}
+
+Session Session::load(Program program, const SessionOptions& options) {
   validate_program(program);
   require_cuda_device();
-  auto state = std::make_unique<State>();
-  state->program = std::move(program);
-  cuda_check(cudaGetDevice(&state->device), "cudaGetDevice");
-  cudaDeviceProp properties{};
-  cuda_check(cudaGetDeviceProperties(&properties, state->device), "cudaGetDeviceProperties");
-  state->device_description =
-      fmt::format("{} ({})", properties.name, gpu_arch_name(properties.major, properties.minor));
-  size_t free_bytes = 0, total_bytes = 0;
-  cuda_check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
-  if (const std::string shortfall = device_memory_shortfall(state->program, free_bytes);
-      !shortfall.empty()) {
-    throw InputError(shortfall + " (" + state->device_description + ")");
+  int device = options.device;
+  if (device == -1) {
+    cuda_check(cudaGetDevice(&device), "cudaGetDevice");
+  } else {
+    check_device_index(device, cuda_device_names());
   }
-  state->load_kernels();
-  state->check_kernel_parameters();
-  state->allow_shared_memory();
-  state->stream = create_stream();
-  state->upload_weights();
-  state->arena =
-      allocate_device_memory(static_cast<size_t>(state->program.arena_bytes), "the arena");
-  return Session(std::move(state));
+  std::shared_ptr<const LoadedProgram> loaded = load_program(std::move(program), device);
+  const CurrentDevice current(device);
+  return Session(std::make_unique<State>(std::move(loaded)));
+}
+
+Session Session::share() const {
+  const CurrentDevice current(state_->loaded->device);
+  return Session(std::make_unique<State>(state_->loaded));
 }
 
 Session::Session(std::unique_ptr<State> state) : state_(std::move(state)) {}
@@ -385,15 +337,18 @@ Session::Session(Session&&) noexcept = default;
 Session& Session::operator=(Session&&) noexcept = default;
 Session::~Session() = default;
 
-const Program& Session::program() const { return state_->program; }
+const Program& Session::program() const { return state_->program(); }
 
-std::string Session::device_description() const { return state_->device_description; }
+int Session::device() const { return state_->loaded->device; }
+
+std::string Session::device_description() const { return state_->loaded->device_description; }
 
 std::vector<Tensor> Session::run(const std::vector<Tensor>& inputs) {
   State& state = *state_;
-  const Program& program = state.program;
+  const Program& program = state.program();
   check_host_inputs(program, inputs);
-  cuda_check(cudaSetDevice(state.device), "cudaSetDevice");
+  const std::lock_guard lock(state.mutex);
+  const CurrentDevice current(state.loaded->device);
   const Bindings& bindings = state.session_buffers();
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (inputs[i].num_bytes() == 0) continue;
@@ -401,7 +356,7 @@ std::vector<Tensor> Session::run(const std::vector<Tensor>& inputs) {
                                cudaMemcpyHostToDevice, state.stream.get()),
                "copying input '" + signature_buffer(program, program.inputs, i).name + "'");
   }
-  state.execute(bindings);
+  state.execute(bindings, state.stream.get());
   std::vector<Tensor> outputs;
   for (size_t i = 0; i < program.outputs.size(); ++i) {
     outputs.emplace_back(signature_buffer(program, program.outputs, i).type);
@@ -415,53 +370,67 @@ std::vector<Tensor> Session::run(const std::vector<Tensor>& inputs) {
   return outputs;
 }
 
-void Session::run_device(const std::vector<const void*>& inputs,
-                         const std::vector<void*>& outputs) {
-  State& state = *state_;
+namespace {
+
+Bindings checked_bindings(const Program& program, const std::vector<const void*>& inputs,
+                          const std::vector<void*>& outputs) {
   Bindings bindings;
   for (const void* input : inputs) bindings.inputs.push_back(const_cast<void*>(input));
   bindings.outputs = outputs;
-  check_device_pointers(state.program, state.program.inputs, bindings.inputs, "input");
-  check_device_pointers(state.program, state.program.outputs, bindings.outputs, "output");
-  cuda_check(cudaSetDevice(state.device), "cudaSetDevice");
-  state.execute(bindings);
-  state.synchronize("running the program");
-}
-
-namespace {
-
-void check_timing_counts(int iterations, int warmup) {
-  if (iterations < 1 || warmup < 0) {
-    throw InputError(
-        fmt::format("timing needs at least 1 iteration and no negative warmup "
-                    "(got {} iterations, {} warmup)",
-                    iterations, warmup));
-  }
-}
-
-float median(std::vector<float> values) {
-  std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
+  check_device_pointers(program, program.inputs, bindings.inputs, "input");
+  check_device_pointers(program, program.outputs, bindings.outputs, "output");
+  return bindings;
 }
 
 }  // namespace
 
+void Session::run_device(const std::vector<const void*>& inputs,
+                         const std::vector<void*>& outputs) {
+  State& state = *state_;
+  const Bindings bindings = checked_bindings(state.program(), inputs, outputs);
+  const std::lock_guard lock(state.mutex);
+  const CurrentDevice current(state.loaded->device);
+  state.execute(bindings, state.stream.get());
+  state.synchronize("running the program");
+}
+
+void Session::run_device(const std::vector<const void*>& inputs, const std::vector<void*>& outputs,
+                         CUstream_st* stream) {
+  State& state = *state_;
+  const Bindings bindings = checked_bindings(state.program(), inputs, outputs);
+  const std::lock_guard lock(state.mutex);
+  const CurrentDevice current(state.loaded->device);
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  cuda_check(cudaStreamIsCapturing(stream, &capture), "cudaStreamIsCapturing");
+  if (capture != cudaStreamCaptureStatusNone) {
+    throw InputError(
+        "run_device: the stream is being captured into a CUDA graph; the session launches a "
+        "graph of its own on it, so call run_device outside the capture");
+  }
+  state.execute(bindings, stream);
+}
+
 std::vector<float> Session::time(int iterations, int warmup) {
   check_timing_counts(iterations, warmup);
   State& state = *state_;
-  cuda_check(cudaSetDevice(state.device), "cudaSetDevice");
-  if (state.program.steps.empty()) return std::vector<float>(iterations, 0.0f);
-  if (!state.graph) state.execute(state.session_buffers());
+  const std::lock_guard lock(state.mutex);
+  const CurrentDevice current(state.loaded->device);
+  if (state.program().steps.empty()) return std::vector<float>(iterations, 0.0f);
+  cudaStream_t stream = state.stream.get();
+  if (!state.graph) state.execute(state.session_buffers(), stream);
+  // The replays follow the session's last run, on whichever stream that was.
+  cuda_check(cudaStreamWaitEvent(stream, state.run_done.get()), "cudaStreamWaitEvent");
   for (int i = 0; i < warmup; ++i) {
-    cuda_check(cudaGraphLaunch(state.graph.get(), state.stream.get()), "cudaGraphLaunch");
+    cuda_check(cudaGraphLaunch(state.graph.get(), stream), "cudaGraphLaunch");
   }
   std::vector<CudaEvent> events;
   for (int i = 0; i <= iterations; ++i) events.push_back(create_event());
-  cuda_check(cudaEventRecord(events[0].get(), state.stream.get()), "cudaEventRecord");
+  cuda_check(cudaEventRecord(events[0].get(), stream), "cudaEventRecord");
   for (int i = 0; i < iterations; ++i) {
-    cuda_check(cudaGraphLaunch(state.graph.get(), state.stream.get()), "cudaGraphLaunch");
-    cuda_check(cudaEventRecord(events[i + 1].get(), state.stream.get()), "cudaEventRecord");
+    cuda_check(cudaGraphLaunch(state.graph.get(), stream), "cudaGraphLaunch");
+    cuda_check(cudaEventRecord(events[i + 1].get(), stream), "cudaEventRecord");
   }
+  cuda_check(cudaEventRecord(state.run_done.get(), stream), "cudaEventRecord");
   state.synchronize("timing the program");
   std::vector<float> milliseconds(iterations);
   for (int i = 0; i < iterations; ++i) {
@@ -474,23 +443,27 @@ std::vector<float> Session::time(int iterations, int warmup) {
 std::vector<float> Session::profile_steps(int iterations, int warmup) {
   check_timing_counts(iterations, warmup);
   State& state = *state_;
-  const size_t steps = state.program.steps.size();
-  cuda_check(cudaSetDevice(state.device), "cudaSetDevice");
+  const size_t steps = state.program().steps.size();
+  const std::lock_guard lock(state.mutex);
+  const CurrentDevice current(state.loaded->device);
   if (steps == 0) return {};
+  cudaStream_t stream = state.stream.get();
   const Bindings bindings = state.graph ? state.graph_bindings : state.session_buffers();
-  if (!state.graph) state.execute(bindings);  // checks each step once, outside any capture
+  if (!state.graph) state.execute(bindings, stream);  // checks each step once, outside any capture
   // Events recorded with cudaEventRecordExternal during capture become event-record nodes of
   // the graph, so each replay stamps them between the kernels.
   std::vector<CudaEvent> events;
   for (size_t i = 0; i <= steps; ++i) events.push_back(create_event());
-  cudaStream_t stream = state.stream.get();
+  cudaStream_t capturing = state.capture_stream.get();
   const CudaGraph captured = state.capture_steps(bindings, [&](size_t boundary) {
-    cuda_check(cudaEventRecordWithFlags(events[boundary].get(), stream, cudaEventRecordExternal),
+    cuda_check(cudaEventRecordWithFlags(events[boundary].get(), capturing, cudaEventRecordExternal),
                "cudaEventRecordWithFlags");
   });
   cudaGraphExec_t instantiated = nullptr;
   cuda_check(cudaGraphInstantiate(&instantiated, captured.get(), 0), "cudaGraphInstantiate");
   const CudaGraphExec profiled(instantiated);
+  // The replays follow the session's last run, on whichever stream that was.
+  cuda_check(cudaStreamWaitEvent(stream, state.run_done.get()), "cudaStreamWaitEvent");
   std::vector<std::vector<float>> per_step(steps, std::vector<float>(iterations));
   for (int replay = -warmup; replay < iterations; ++replay) {
     cuda_check(cudaGraphLaunch(profiled.get(), stream), "cudaGraphLaunch");

@@ -1,9 +1,12 @@
-// The GPU session: kiln's public C++ API for running a compiled program (a .kiln file) on the
-// current CUDA device.
+// The GPU session: kiln's public C++ API for running a compiled program (a .kiln file) on a CUDA
+// device.
 //
 //   load   checks for a device; picks each kernel's CUBIN or PTX for it (kernel_image.h) and
 //          loads it, checking that it takes as many pointers as its steps pass; uploads the
-//          weights once; allocates the arena.
+//          weights once; allocates the arena. SessionOptions::device picks the GPU (default:
+//          the calling thread's current device).
+//   share  another session of the same program on the same device, reading the same weights
+//          (no second copy): its own arena, stream, buffers and graph.
 //   run    the first run launches the steps one by one on the session's stream, checking each,
 //          then captures them into a CUDA graph; later runs replay that graph. The graph holds
 //          the input and output pointers it was captured with: run_device with other pointers
@@ -12,11 +15,29 @@
 //   profile_steps  captures the steps once more with a CUDA event between each two, replays that
 //          graph and reports each step's median time (where the time goes, kernel by kernel).
 //
-//   kiln::Session session = kiln::Session::load("model.kiln");
+//   kiln::Session session = kiln::Session::load("model.kiln", {.device = 1});
 //   std::vector<kiln::Tensor> outputs = session.run({input});
+//   session.run_device({x}, {y}, stream);  // enqueued on the caller's cudaStream_t
 //
-// Errors: InputError for a bad program or bad inputs (naming the input), UnsupportedError
-// "no CUDA device" when there is none, InternalError for CUDA failing.
+// Devices: every CUDA call a session makes happens on its device; it sets the calling thread's
+// current device for the call and sets the previous one back before returning.
+//
+// Streams: the session captures its graph on a private stream that never runs work, so capture
+// never touches a stream of the caller's. run, run_device without a stream, time and
+// profile_steps run on the session's own stream and return when done. run_device with a stream
+// launches the graph on that stream, after the work already enqueued there, and returns without
+// waiting. One session's runs never overlap on the GPU (they share the arena): each waits for
+// the session's previous run, on whichever stream that was.
+//
+// Threads: separate sessions (on one device or several, sharing weights or not) may be used from
+// separate threads at once. One session may also be called from several threads: its calls are
+// serialized by a mutex in the session, so they are correct but do not run concurrently; for
+// concurrency give each thread a session (share() costs no second copy of the weights).
+// Destroying or moving a session while another thread is calling it is the caller's error.
+//
+// Errors: InputError for a bad program, bad inputs (naming the input) or a device index the
+// machine does not have; UnsupportedError "no CUDA device" when there is none, InternalError for
+// CUDA failing.
 #pragma once
 
 #include <cstdint>
@@ -26,6 +47,8 @@
 
 #include "ir/tensor.h"
 #include "runtime/program.h"
+
+struct CUstream_st;  // what a cudaStream_t points to: session.h needs no CUDA header
 
 namespace kiln {
 
@@ -38,26 +61,51 @@ void require_cuda_device();
 // The alignment run_device needs of every device pointer: kernels move 16 bytes at a time.
 inline constexpr uintptr_t kDevicePointerAlignment = 16;
 
+struct SessionOptions {
+  // The CUDA device to load onto, by CUDA's index (after CUDA_VISIBLE_DEVICES); -1: the calling
+  // thread's current device. An index the machine does not have is an InputError naming the
+  // devices it has.
+  int device = -1;
+};
+
 class Session {
  public:
-  static Session load(const std::string& path);
-  static Session load(Program program);
+  static Session load(const std::string& path, const SessionOptions& options = {});
+  static Session load(Program program, const SessionOptions& options = {});
 
   Session(Session&&) noexcept;
   Session& operator=(Session&&) noexcept;
   ~Session();
 
+  // A new session of this program on this device that reads this session's weights on the GPU
+  // (no second copy) and has its own arena, stream, input and output buffers and graph. Either
+  // session may be destroyed first: the weights go with the last of them. Its first run checks
+  // each step, as any session's first run does.
+  Session share() const;
+
   const Program& program() const;
-  // "NVIDIA H100 80GB HBM3 (sm_90)".
+  // The CUDA device index the session runs on.
+  int device() const;
+  // "device 0: NVIDIA H100 80GB HBM3 (sm_90)".
   std::string device_description() const;
 
   // Host tensors, one per program input in order, of exactly the input's dtype and shape; returns
   // the outputs in order.
   std::vector<Tensor> run(const std::vector<Tensor>& inputs);
   // Device pointers, one per input and one per output in order, each to a buffer of its
-  // signature's size, aligned to kDevicePointerAlignment (as cudaMalloc's are). Returns when the
-  // outputs are written.
+  // signature's size, aligned to kDevicePointerAlignment (as cudaMalloc's are), on the session's
+  // device. Returns when the outputs are written.
   void run_device(const std::vector<const void*>& inputs, const std::vector<void*>& outputs);
+  // The same run ordered on the caller's `stream` (a cudaStream_t of the session's device; null is
+  // the legacy default stream): it reads the inputs after the work enqueued on `stream` before the
+  // call, and work enqueued there after the call sees the outputs. It returns without waiting for
+  // the GPU (the caller synchronizes the stream and keeps the buffers valid until then), except
+  // on the session's first run, which launches and checks the steps one by one on the session's
+  // stream (after the work enqueued on `stream`) before capturing the graph. Other pointers than
+  // the last run's are captured again on the host, without waiting for the GPU. A stream being
+  // captured into a CUDA graph is refused (InputError).
+  void run_device(const std::vector<const void*>& inputs, const std::vector<void*>& outputs,
+                  CUstream_st* stream);
   // Milliseconds of each of `iterations` graph replays after `warmup` unmeasured ones, on the
   // last run's inputs (zeros before the first run).
   std::vector<float> time(int iterations, int warmup);

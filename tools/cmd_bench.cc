@@ -14,6 +14,10 @@
 // attention, the TFLOP/s the launch achieved (its source header's flops over its time,
 // runtime/kernel_header.h); the JSON gets every launch, slowest first.
 //
+// --devices all|0,1 also runs the last variant of --compare on each listed GPU at once, one
+// Session and host thread per device (tools/bench_devices.h): each device's outputs checked, its
+// median and p90 latency, and the throughput of one device alone and of all together.
+//
 // A variant that fails (an op the GPU backend does not generate, a kernel NVRTC rejects, a CUDA
 // error) is reported in its table row and as {"error": ...} in the JSON, the other variants still
 // run, and the exit status is 1. Progress (the stage, a bar of kernels compiled) goes to stderr
@@ -34,8 +38,10 @@
 #include "kiln/compiler.h"
 #include "passes/precision_policy.h"
 #include "reference/reference_interpreter.h"
+#include "runtime/device_list.h"
 #include "runtime/kernel_header.h"
 #include "runtime/session.h"
+#include "tools/bench_devices.h"
 #include "tools/commands.h"
 #include "tools/compare.h"
 #include "tools/model_inputs.h"
@@ -59,6 +65,7 @@ struct BenchOptions {
   std::string json_path;
   bool progress = false;
   int profile = 0;  // slowest launches to print per variant; 0: no per-launch profile
+  std::string devices;  // --devices: "all" or "0,1"; empty: the current device only
   PassOptions passes;
   TacticOptions tactics;
 };
@@ -147,14 +154,41 @@ nlohmann::json tactics_json(const AutotuneReport& report) {
   return {{"summary", tactic_summary(report)}, {"seconds", report.seconds}, {"sites", sites}};
 }
 
+// The outputs against the CPU reference's: the worst figures over the outputs and what first
+// does not match ("" when all do).
+struct OutputCheck {
+  double worst_cosine = 1.0;
+  double max_abs = 0.0;
+  double max_rel = 0.0;
+  std::string mismatch;
+};
+
+OutputCheck check_outputs(const std::vector<Tensor>& outputs, const std::vector<Tensor>& expected,
+                          const BenchOptions& options) {
+  OutputCheck check;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const Tolerance tolerance =
+        tolerance_for_model(options.passes.precision.precision, expected[i].dtype());
+    const Comparison comparison =
+        compare_tensors(outputs[i].converted(expected[i].dtype()), expected[i], tolerance);
+    check.worst_cosine = std::min(check.worst_cosine, comparison.cosine);
+    check.max_abs = std::max(check.max_abs, comparison.max_abs_error);
+    check.max_rel = std::max(check.max_rel, comparison.max_rel_error);
+    if (!comparison.ok && check.mismatch.empty()) {
+      check.mismatch = fmt::format("output {}: {}", i, comparison.summary());
+    }
+  }
+  return check;
+}
+
 // Compiles `variant` for this GPU, runs it on `inputs`, compares with `expected` and times it;
 // returns its figures (kernel_launches, compile_seconds, max_abs_error, max_rel_error, cosine,
-// median_ms, p90_ms).
+// median_ms, p90_ms); with `keep_program`, a copy of the compiled program there.
 // Throws what compiling, loading or running throws.
 nlohmann::json bench_variant(const std::string& variant, const BenchOptions& options,
                              const std::map<std::string, Shape>& input_shapes,
                              const std::vector<Tensor>& inputs, const std::vector<Tensor>& expected,
-                             Progress& progress, nlohmann::json& report) {
+                             Progress& progress, nlohmann::json& report, Program* keep_program) {
   CompileOptions compile_options;
   compile_options.archs = {options.arch};
   compile_options.pipeline = options.passes.pipeline();
@@ -170,6 +204,7 @@ nlohmann::json bench_variant(const std::string& variant, const BenchOptions& opt
   std::cerr << "kiln bench: " << variant << " " << tactic_summary(compiled.autotune) << "\n";
   if (options.tactics.explain) std::cerr << tactic_table(compiled.autotune);
   Program program = std::move(compiled.program);
+  if (keep_program) *keep_program = program;
   const double compile_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const size_t steps = program.steps.size();
@@ -183,25 +218,12 @@ nlohmann::json bench_variant(const std::string& variant, const BenchOptions& opt
   entry["kernel_launches"] = steps;
   entry["compile_seconds"] = compile_seconds;
   entry["tactics"] = tactics_json(compiled.autotune);
-  double worst_cosine = 1.0, max_abs = 0.0, max_rel = 0.0;
-  std::string mismatch;
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    const Tolerance tolerance =
-        tolerance_for_model(options.passes.precision.precision, expected[i].dtype());
-    const Comparison comparison =
-        compare_tensors(outputs[i].converted(expected[i].dtype()), expected[i], tolerance);
-    worst_cosine = std::min(worst_cosine, comparison.cosine);
-    max_abs = std::max(max_abs, comparison.max_abs_error);
-    max_rel = std::max(max_rel, comparison.max_rel_error);
-    if (!comparison.ok && mismatch.empty()) {
-      mismatch = fmt::format("output {}: {}", i, comparison.summary());
-    }
-  }
-  entry["max_abs_error"] = max_abs;
-  entry["max_rel_error"] = max_rel;
-  entry["cosine"] = worst_cosine;
-  entry["matches_reference"] = mismatch.empty();
-  if (!mismatch.empty()) entry["mismatch"] = mismatch;
+  const OutputCheck check = check_outputs(outputs, expected, options);
+  entry["max_abs_error"] = check.max_abs;
+  entry["max_rel_error"] = check.max_rel;
+  entry["cosine"] = check.worst_cosine;
+  entry["matches_reference"] = check.mismatch.empty();
+  if (!check.mismatch.empty()) entry["mismatch"] = check.mismatch;
   progress.stage("timing " + variant + " (" + std::to_string(options.warmup) + " + " +
                  std::to_string(options.iterations) + " CUDA-graph replays)");
   const std::vector<float> times = session.time(options.iterations, options.warmup);
@@ -221,6 +243,8 @@ int run_bench(const BenchOptions& options) {
     }
   }
   require_cuda_device();
+  const std::vector<int> devices =
+      options.devices.empty() ? std::vector<int>{} : bench_device_list(options.devices);
   Progress progress = Progress::on_stderr("kiln bench: ", options.progress);
   std::map<std::string, Shape> input_shapes = parse_input_shapes(options.input_shapes);
   const std::unique_ptr<Graph> reference_graph =
@@ -248,13 +272,17 @@ int run_bench(const BenchOptions& options) {
   double baseline_ms = 0;
   bool any_failed = false;
   std::vector<std::string> rows;
+  std::optional<Program> devices_program;  // the last variant's, for --devices
   for (const std::string& variant : options.compare) {
     // A variant that fails (an op the GPU backend does not generate, a kernel NVRTC rejects) is
     // reported in its row and the JSON; the other variants still run (the file comment says
     // what --profile adds).
     try {
-      nlohmann::json entry =
-          bench_variant(variant, options, input_shapes, inputs, expected, progress, report);
+      const bool for_devices = !devices.empty() && variant == options.compare.back();
+      if (for_devices) devices_program.emplace();
+      nlohmann::json entry = bench_variant(variant, options, input_shapes, inputs, expected,
+                                           progress, report,
+                                           for_devices ? &*devices_program : nullptr);
       const double median = entry["median_ms"].get<double>();
       if (baseline_ms == 0) baseline_ms = median;
       entry["speedup"] = baseline_ms / median;
@@ -271,6 +299,7 @@ int run_bench(const BenchOptions& options) {
       report[variant] = std::move(entry);
     } catch (const std::exception& error) {
       any_failed = true;
+      if (variant == options.compare.back()) devices_program.reset();
       report[variant] = {{"error", error.what()}};
       std::cerr << "kiln bench: " << variant << " failed: " << error.what() << "\n";
       rows.push_back(fmt::format("{:<8} failed: {}", variant, error.what()));
@@ -287,6 +316,26 @@ int run_bench(const BenchOptions& options) {
   for (const std::string& variant : options.compare) {
     if (report[variant].contains("profile")) {
       std::cout << profile_table(variant, report[variant]["profile"], options.profile);
+    }
+  }
+  if (devices_program) {
+    const std::string variant = options.compare.back();
+    progress.stage("running " + variant + " on " + options.devices);
+    try {
+      report["devices"] = bench_devices(
+          *devices_program, devices, in_program_dtypes(*devices_program, inputs),
+          [&](const std::vector<Tensor>& outputs) {
+            return check_outputs(outputs, expected, options).mismatch;
+          },
+          options.iterations, options.warmup);
+      std::cout << devices_table(variant, report["devices"]);
+      for (const nlohmann::json& device : report["devices"]["per_device"]) {
+        if (device.contains("mismatch")) any_failed = true;
+      }
+    } catch (const std::exception& error) {
+      any_failed = true;
+      report["devices"] = {{"error", error.what()}};
+      std::cout << fmt::format("--devices {}: failed: {}\n", options.devices, error.what());
     }
   }
   if (!options.json_path.empty()) {
@@ -326,6 +375,20 @@ void add_bench_command(CLI::App& parent, int& exit_code) {
   command->add_flag("--progress", options->progress,
                     "Show progress on stderr (stages, a bar of kernels compiled) even when "
                     "stderr is not a terminal (it is shown on a terminal anyway)");
+  command->add_option("--devices", options->devices,
+                      "Also run the last --compare variant on these GPUs at once, one Session "
+                      "and host thread each: all, or indices such as 0,1; prints each device's "
+                      "latency and the throughput (batch x replays / wall time) against one "
+                      "device")
+      ->check([](const std::string& spec) -> std::string {
+        if (spec == "all") return "";
+        try {
+          parse_device_indices(spec);  // which devices exist is checked once a GPU is asked
+          return "";
+        } catch (const InputError& error) {
+          return error.what();
+        }
+      });
   add_pass_options(*command, options->passes);
   add_tactic_options(*command, options->tactics);
   command->callback([options, &exit_code] { exit_code = run_bench(*options); });

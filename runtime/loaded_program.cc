@@ -1,0 +1,160 @@
+// Loading a program onto a device (loaded_program.h): its kernels, their parameters and shared
+// memory, its weights.
+#include "runtime/loaded_program.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "ir/error.h"
+#include "runtime/device_memory_fit.h"
+#include "runtime/kernel_header.h"
+#include "runtime/kernel_image.h"
+
+namespace kiln {
+namespace {
+
+// Shared memory a block gets without opting in to more.
+constexpr uint32_t kDefaultSharedBytes = 48 * 1024;
+
+void load_kernels(LoadedProgram& loaded) {
+  const Program& program = loaded.program;
+  const ComputeCapability capability = current_compute_capability();
+  const std::string arch = gpu_arch_name(capability.major, capability.minor);
+  for (const ProgramKernel& kernel : program.kernels) {
+    const KernelImage image = choose_kernel_image(kernel, capability.major, capability.minor);
+    cudaLibrary_t library = nullptr;
+    cudaError_t status =
+        cudaLibraryLoadData(&library, image.code, nullptr, nullptr, 0, nullptr, nullptr, 0);
+    if (status != cudaSuccess) {
+      cudaGetLastError();
+      throw InputError(fmt::format("kernel '{}': cannot load its {} on this {} GPU: {}",
+                                   kernel.name, image.description, arch,
+                                   cudaGetErrorString(status)));
+    }
+    loaded.libraries.emplace_back(library);
+    cudaKernel_t handle = nullptr;
+    status = cudaLibraryGetKernel(&handle, library, kernel.name.c_str());
+    if (status != cudaSuccess) {
+      cudaGetLastError();
+      throw InputError(fmt::format("kernel '{}': its {} has no kernel of that name ({})",
+                                   kernel.name, image.description, cudaGetErrorString(status)));
+    }
+    loaded.kernels.push_back(handle);
+  }
+}
+
+// Each kernel takes only pointers, as many as each step that launches it passes (cudaLaunchKernel
+// reads one argument per parameter: a short list would be read past its end). A kernel whose
+// source states its parameter count (runtime/kernel_header.h; every kernel codegen writes, and
+// validate_program has checked the steps against it) has exactly those parameters asked for, so
+// no query fails and compute-sanitizer sees no API error (compiled code with more parameters
+// than its source states would pass unseen; the source hash and the file's checksum stand
+// between them). Other kernels (sources written by
+// hand) are counted by asking for one past the last, which fails once per kernel by design.
+void check_kernel_parameters(const LoadedProgram& loaded) {
+  const Program& program = loaded.program;
+  std::vector<size_t> parameter_counts;
+  for (size_t i = 0; i < program.kernels.size(); ++i) {
+    const ProgramKernel& kernel = program.kernels[i];
+    const int recorded = kernel_parameter_count(kernel);
+    const void* function = reinterpret_cast<const void*>(loaded.kernels[i]);
+    size_t count = 0;
+    for (;; ++count) {
+      if (recorded >= 0 && count == static_cast<size_t>(recorded)) break;
+      size_t offset = 0;
+      size_t size = 0;
+      if (cudaFuncGetParamInfo(function, count, &offset, &size) != cudaSuccess) {
+        cudaGetLastError();
+        if (recorded < 0) break;  // one past the last: counted
+        throw InputError(fmt::format("kernel '{}': its compiled code has {} parameters, its "
+                                     "source says {}",
+                                     kernel.name, count, recorded));
+      }
+      if (size != sizeof(void*)) {
+        throw InputError(
+            fmt::format("kernel '{}': parameter {} takes {} bytes; kiln kernels take "
+                        "only pointers",
+                        kernel.name, count, size));
+      }
+    }
+    parameter_counts.push_back(count);
+  }
+  for (size_t i = 0; i < program.steps.size(); ++i) {
+    const ProgramStep& step = program.steps[i];
+    if (step.args.size() != parameter_counts[step.kernel]) {
+      throw InputError(fmt::format("step {} (kernel '{}') passes {} arguments; the kernel takes {}",
+                                   i, program.kernels[step.kernel].name, step.args.size(),
+                                   parameter_counts[step.kernel]));
+    }
+  }
+}
+
+// Lets each kernel that some step launches with more than 48 KiB of shared memory have it.
+void allow_shared_memory(const LoadedProgram& loaded) {
+  const Program& program = loaded.program;
+  std::vector<uint32_t> most_shared(program.kernels.size(), 0);
+  for (const ProgramStep& step : program.steps) {
+    most_shared[step.kernel] = std::max(most_shared[step.kernel], step.shared_bytes);
+  }
+  const int limit = current_device_attribute(cudaDevAttrMaxSharedMemoryPerBlockOptin);
+  for (size_t i = 0; i < program.kernels.size(); ++i) {
+    if (most_shared[i] <= kDefaultSharedBytes) continue;
+    if (most_shared[i] > static_cast<uint32_t>(limit)) {
+      throw InputError(
+          fmt::format("kernel '{}' is launched with {} bytes of shared memory; this "
+                      "GPU allows {}",
+                      program.kernels[i].name, most_shared[i], limit));
+    }
+    cuda_check(cudaFuncSetAttribute(reinterpret_cast<const void*>(loaded.kernels[i]),
+                                    cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    static_cast<int>(most_shared[i])),
+               "cudaFuncSetAttribute for kernel '" + program.kernels[i].name + "'");
+  }
+}
+
+// On a stream of its own, then synchronized: a cudaMemcpy from pageable memory may return before
+// its DMA lands, and a session's first run may be on a caller's stream that does not wait for
+// the legacy default stream.
+void upload_weights(LoadedProgram& loaded) {
+  const std::vector<uint8_t>& bytes = loaded.program.weights;
+  loaded.weights = allocate_device_memory(bytes.size(), "the weights");
+  if (bytes.empty()) return;
+  const CudaStream stream = create_stream();
+  cuda_check(cudaMemcpyAsync(loaded.weights.get(), bytes.data(), bytes.size(),
+                             cudaMemcpyHostToDevice, stream.get()),
+             "uploading the weights");
+  cuda_check(cudaStreamSynchronize(stream.get()), "uploading the weights");
+}
+
+}  // namespace
+
+LoadedProgram::~LoadedProgram() {
+  const CurrentDevice current(device, std::nothrow);
+  libraries.clear();
+  weights.reset();
+}
+
+std::shared_ptr<const LoadedProgram> load_program(Program program, int device) {
+  const CurrentDevice current(device);
+  auto loaded = std::make_shared<LoadedProgram>();
+  loaded->program = std::move(program);
+  loaded->device = device;
+  cudaDeviceProp properties{};
+  cuda_check(cudaGetDeviceProperties(&properties, device), "cudaGetDeviceProperties");
+  loaded->device_description = fmt::format("device {}: {} ({})", device, properties.name,
+                                           gpu_arch_name(properties.major, properties.minor));
+  size_t free_bytes = 0, total_bytes = 0;
+  cuda_check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+  if (const std::string shortfall = device_memory_shortfall(loaded->program, free_bytes);
+      !shortfall.empty()) {
+    throw InputError(shortfall + " (" + loaded->device_description + ")");
+  }
+  load_kernels(*loaded);
+  check_kernel_parameters(*loaded);
+  allow_shared_memory(*loaded);
+  upload_weights(*loaded);
+  return loaded;
+}
+
+}  // namespace kiln

@@ -1,0 +1,37 @@
+// A program loaded onto one CUDA device: each kernel's CUBIN or PTX chosen for the device
+// (kernel_image.h), loaded and checked against its steps, and the weights uploaded once. It does
+// not change after loading, so every Session of the program on that device may share one
+// (Session::share): the weights are on the GPU once, and the last session to go frees them.
+// Internal to the runtime: session.h does not include it.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/cuda_api.h"
+#include "runtime/program.h"
+
+namespace kiln {
+
+struct LoadedProgram {
+  Program program;
+  int device = 0;
+  std::string device_description;     // "device 0: NVIDIA H100 80GB HBM3 (sm_90)"
+  std::vector<CudaLibrary> libraries;
+  std::vector<cudaKernel_t> kernels;  // per program kernel
+  DeviceMemory weights;
+
+  LoadedProgram() = default;
+  LoadedProgram(const LoadedProgram&) = delete;
+  LoadedProgram& operator=(const LoadedProgram&) = delete;
+  // Unloads the kernels and frees the weights with `device` current.
+  ~LoadedProgram();
+};
+
+// Loads a validated `program` onto `device` (an index check_device_index accepted), first
+// checking that the program, its arena and its inputs and outputs included, fits the device's
+// free memory (device_memory_fit.h). Sets and restores the current device itself.
+std::shared_ptr<const LoadedProgram> load_program(Program program, int device);
+
+}  // namespace kiln
