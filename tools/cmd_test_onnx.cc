@@ -251,6 +251,9 @@ class GpuBackendRefusal : public UnsupportedError {
 std::vector<Tensor> run_graph_on_gpu(const Graph& fused_graph, const std::vector<Tensor>& inputs) {
   CompileOptions options;
   options.archs = {"native"};
+  // The heuristics' tactics: the same kernels every run, and no timing rounds per case (the
+  // tuner checks its candidates against them on models: gpu_autotune).
+  options.autotune = false;
   Program program;
   try {
     program = compile_fused(fused_graph, options).program;

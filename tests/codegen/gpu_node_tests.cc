@@ -62,6 +62,7 @@ std::string judge(const Tensor& got, const Tensor& want, const std::string& prec
 std::string run_case(NodeTestCase& test_case, const std::string& precision) {
   CompileOptions options;
   options.archs = {"native"};
+  options.autotune = false;  // the heuristics' kernels, as kiln test-onnx --device gpu runs them
   Program program = compile_fused(*test_case.graph, options).program;
   std::vector<Tensor> inputs;
   for (const Value* input : test_case.graph->inputs()) {
