@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Model benchmarks on the GPU host, fp16: PyTorch eager, torch.compile (default and
-mode="reduce-overhead"), kiln unfused and kiln fused, in one run on one card.
+mode="reduce-overhead"; with --compile-modes ...,kiln also backend="kiln", kiln's Python package
+on PYTHONPATH), kiln unfused and kiln fused, in one run on one card.
 
 usage: bench/models.py KILN OUT_DIR [--models resnet50,mobilenetv2,bert,vit]
                        [--batches 1,32] [--extra-batches resnet50=128] [--iters 50]
@@ -38,7 +39,7 @@ sys.path.insert(0, os.path.join(SCRIPT_DIR, "..", "tests", "models"))  # export_
 from cuda_timing import chosen, time_cuda  # noqa: E402
 from kiln_bench import run_kiln_bench  # noqa: E402
 
-TORCH_COLUMNS = ["eager", "compile default", "compile reduce-overhead"]
+TORCH_COLUMNS = ["eager", "compile default", "compile reduce-overhead", "compile kiln"]
 KILN_COLUMNS = ["kiln unfused", "kiln fused"]
 MODELS = ["resnet50", "mobilenetv2", "bert", "vit"]
 
@@ -104,6 +105,11 @@ def time_torch(entry, model, inputs, args):
         try:
             if column == "eager":
                 run = gpu_model
+            elif column == "compile kiln":
+                import kiln.torch_backend  # noqa: F401  (registers the backend)
+                torch._dynamo.reset()
+                run = torch.compile(gpu_model, backend="kiln", dynamic=False,
+                                    options={"precision": "fp16"})
             else:
                 torch._dynamo.reset()
                 run = torch.compile(gpu_model, mode=column.split(" ", 1)[1])
@@ -210,7 +216,8 @@ def main():
                         help="print kiln's N slowest kernel launches per variant")
     args = parser.parse_args()
     chosen(parser, args.models, MODELS, "model")
-    chosen(parser, args.compile_modes, ["default", "reduce-overhead"], "torch.compile mode")
+    chosen(parser, args.compile_modes, ["default", "reduce-overhead", "kiln"],
+           "torch.compile mode")
     if not torch.cuda.is_available():
         print("no CUDA device: model benchmarks skipped")
         return 0
