@@ -6,6 +6,7 @@
 #include "codegen/cuda_expr.h"
 #include "codegen/index_maps.h"
 #include "codegen/op_expressions.h"
+#include "codegen/resize_element.h"
 #include "ir/error.h"
 #include "ir/op_registry.h"
 
@@ -100,6 +101,9 @@ std::string ElementEmitter::compute(const Value* value, const std::string& index
       return op_element(*node, index);
     case OpCategory::kInjective:
       return injective_element(*this, *node, index);
+    case OpCategory::kOpaque:
+      if (node->op() == "resize") return resize_element(*this, *node, index);
+      [[fallthrough]];
     default:
       throw UnsupportedError(node->describe() + ": " + node->op() + " is a " +
                              std::string(op_category_name(node->info().category)) +

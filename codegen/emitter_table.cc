@@ -8,6 +8,7 @@
 #include "codegen/loop_emitter.h"
 #include "codegen/pool_emitter.h"
 #include "codegen/reduction_emitter.h"
+#include "codegen/resize_element.h"
 #include "ir/error.h"
 #include "ir/fusion.h"
 #include "ir/op_registry.h"
@@ -55,6 +56,7 @@ std::vector<Emitter> make_table() {
        &is_reduction_body,
        false,
        {{"rows", nullptr, &one_kernel<&emit_reduction_kernel>}}},
+      {"resize", &is_resize_body, true, {{"grid-stride", nullptr, &one_kernel<&emit_loop_kernel>}}},
       {"loop", &takes_any, false, {{"grid-stride", nullptr, &one_kernel<&emit_loop_kernel>}}},
   };
 }

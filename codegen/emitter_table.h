@@ -11,6 +11,7 @@
 //   contraction   gemm, matmul, conv anchors: tensor-core or SIMT, split-K as two kernels
 //                 (contraction_emitter.h)
 //   reduction     fusion.reduction bodies and single reduction ops (reduction_emitter.h)
+//   resize        resize: a loop kernel anchored by the opaque op (resize_element.h)
 //   loop          everything else: elementwise, broadcast and injective ops (loop_emitter.h)
 #pragma once
 

@@ -32,7 +32,7 @@ const Value* viewed_value(const Value* value) {
 
 // Why no kernel is generated for `node`, or "" when its emitter may generate one: fusions and
 // ops up to reductions always have one; an opaque op needs an emitter that anchors such ops
-// (contractions, direct convs, cum_sum) to take it.
+// (contractions, direct convs, cum_sum, resize) to take it.
 std::string refusal(const Node& node, const KernelBody& body) {
   if (fusion_kind(node) || node.info().category <= OpCategory::kReduction) return "";
   return emitter_for(body).anchors_opaque_ops ? "" : node.describe();

@@ -76,6 +76,11 @@ inline float __int_as_float(int i) {
   return f;
 }
 inline float __fdividef(float a, float b) { return a / b; }
+// Double operations NVRTC never contracts (resize's weights and sums): plain IEEE operations on
+// the CPU (x86-64 without -mfma has no fused multiply-add to contract them into).
+inline double __dadd_rn(double a, double b) { return a + b; }
+inline double __dsub_rn(double a, double b) { return a - b; }
+inline double __dmul_rn(double a, double b) { return a * b; }
 using std::erf;
 using std::exp;
 using std::isinf;
