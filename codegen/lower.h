@@ -11,7 +11,7 @@
 //            views or not) gets its own buffer, filled by a copy kernel at the end.
 //   kernels  each kernel node's body goes to the first emitter of the emitter table
 //            (emitter_table.h: attention, pool, direct conv, cum_sum, contraction, reduction,
-//            loop) that takes it, which emits its kernels for CodegenOptions::target (a split-K
+//            resize, loop) that takes it, which emits its kernels for CodegenOptions::target (a split-K
 //            contraction is two, sharing a workspace). Kernels of equal code are one ProgramKernel
 //            launched by several steps; its source's comment names every step's ONNX nodes.
 //   tactics  a kernel node its emitter can compute several ways (kernel_tactics) takes the one
