@@ -27,12 +27,12 @@ py::list Executable::signature(const std::vector<int>& buffers) const {
 
 std::string Executable::inspect() const { return tools::inspect_report(program_); }
 
-Session& Executable::session() {
-  if (!session_) {
-    py::gil_scoped_release release;
-    session_ = std::make_unique<Session>(Session::load(program_));
-  }
-  return *session_;
+template <class Work>
+auto Executable::with_session(Work work) {
+  py::gil_scoped_release release;
+  std::lock_guard<std::mutex> lock(*session_mutex_);
+  if (!session_) session_ = std::make_unique<Session>(Session::load(program_));
+  return work(*session_);
 }
 
 py::list Executable::run(const py::list& inputs) {
@@ -45,12 +45,8 @@ py::list Executable::run(const py::list& inputs) {
     const ProgramBuffer& buffer = program_.buffers.at(index);
     check_numpy_dtype(buffer.type.dtype, "output '" + buffer.name + "'");
   }
-  Session& gpu = session();
-  std::vector<Tensor> outputs;
-  {
-    py::gil_scoped_release release;
-    outputs = gpu.run(tensors);
-  }
+  const std::vector<Tensor> outputs =
+      with_session([&tensors](Session& session) { return session.run(tensors); });
   py::list result;
   for (size_t i = 0; i < outputs.size(); ++i) {
     const std::string& name = program_.buffers.at(program_.outputs.at(i)).name;
@@ -65,21 +61,19 @@ void Executable::run_device(const std::vector<uintptr_t>& inputs,
   for (uintptr_t pointer : inputs) input_pointers.push_back(reinterpret_cast<const void*>(pointer));
   std::vector<void*> output_pointers;
   for (uintptr_t pointer : outputs) output_pointers.push_back(reinterpret_cast<void*>(pointer));
-  Session& gpu = session();
-  py::gil_scoped_release release;
-  gpu.run_device(input_pointers, output_pointers);
+  with_session([&](Session& session) { session.run_device(input_pointers, output_pointers); });
 }
 
 std::vector<float> Executable::time(int iterations, int warmup) {
   if (iterations < 1 || warmup < 0) {
     throw InputError("bench: iterations must be at least 1 and warmup at least 0");
   }
-  Session& gpu = session();
-  py::gil_scoped_release release;
-  return gpu.time(iterations, warmup);
+  return with_session([&](Session& session) { return session.time(iterations, warmup); });
 }
 
-std::string Executable::device() { return session().device_description(); }
+std::string Executable::device() {
+  return with_session([](Session& session) { return session.device_description(); });
+}
 
 void bind_executable(py::module_& module) {
   py::class_<Executable>(module, "Executable")

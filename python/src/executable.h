@@ -1,6 +1,7 @@
 // A compiled program as Python holds it: the Program (compiled or read from a .kiln file) and,
 // from the first run on, the GPU Session that runs it. Everything but running works without a
-// GPU; running without one raises kiln.UnsupportedError "no CUDA device ...".
+// GPU; running without one raises kiln.UnsupportedError "no CUDA device ...". GPU work runs
+// without the GIL, one call at a time (a Session is not for concurrent use).
 #pragma once
 
 #include <pybind11/numpy.h>
@@ -8,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -18,7 +20,8 @@ namespace kiln::python {
 
 class Executable {
  public:
-  explicit Executable(Program program) : program_(std::move(program)) {}
+  explicit Executable(Program program)
+      : program_(std::move(program)), session_mutex_(std::make_unique<std::mutex>()) {}
 
   const Program& program() const { return program_; }
   void save(const std::string& path) const;
@@ -37,9 +40,12 @@ class Executable {
   std::string device();
 
  private:
-  Session& session();  // loaded on first use, without the GIL held by the caller
+  // Runs `work` on the session (loaded on first use) without the GIL, holding session_mutex_.
+  template <class Work>
+  auto with_session(Work work);
 
   Program program_;
+  std::unique_ptr<std::mutex> session_mutex_;  // a pointer: Executable moves
   std::unique_ptr<Session> session_;
 };
 
