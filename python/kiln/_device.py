@@ -25,7 +25,7 @@ def is_device_tensor(x: Any) -> bool:
     if hasattr(x, "__cuda_array_interface__"):
         return True
     device = getattr(x, "__dlpack_device__", None)
-    return callable(device) and device()[0] in (2, 3)  # kDLCUDA, kDLCUDAHost
+    return callable(device) and device()[0] in (2, 13)  # kDLCUDA, kDLCUDAManaged
 
 
 def _from_dlpack(x: Any) -> Any:

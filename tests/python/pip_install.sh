@@ -10,6 +10,11 @@ set -euo pipefail
 build=$(cd "$1" && pwd)
 source=$(cd "$2" && pwd)
 python=$3
+# Without pip or scikit-build-core (the GPU host has neither) there is nothing to test: skipped.
+if ! "$python" -c "import pip, scikit_build_core" 2>/dev/null; then
+  echo "python_pip_install skipped: pip or scikit-build-core missing for $python"
+  exit 77
+fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/kiln_pip_test_XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
