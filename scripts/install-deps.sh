@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what kiln needs to build and test on Debian 12 (run as root, or with sudo available):
 # C++ libraries and tools from Debian (Graphviz renders dump-ir's DOT in a test), onnx/onnxruntime/
-# numpy from PyPI for the default python3,
+# numpy from PyPI for the default python3, with pybind11, scikit-build-core and pytest (the Python
+# package is built from these, `pip install --no-build-isolation .`, and tested offline),
 # and Debian's CPU PyTorch (for /usr/bin/python3) to export the test models.
 set -euo pipefail
 
@@ -28,7 +29,9 @@ if [ ${#missing[@]} -gt 0 ]; then
     "${missing[@]}" >/dev/null
 fi
 
-# PyPI packages for the default python3 (the node tests come from this onnx version).
+# PyPI packages for the default python3 (the node tests come from this onnx version; pybind11
+# and scikit-build-core build the Python package, pytest runs its tests).
 python3 -m pip install -q --disable-pip-version-check \
-  "onnx==1.23.2" "onnxruntime==1.32.0" "numpy>=1.26"
+  "onnx==1.23.2" "onnxruntime==1.32.0" "numpy>=1.26" \
+  "pybind11==3.1.0" "scikit-build-core==1.1.0" "pytest>=8"
 echo "install-deps: done"

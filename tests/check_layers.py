@@ -19,6 +19,7 @@ ALLOWED = {
     "codegen": {"ir", "target", "runtime"},
     "kiln": {"ir", "reference", "frontend", "passes", "target", "runtime", "codegen"},
     "tools": {"ir", "reference", "frontend", "passes", "target", "runtime", "kiln"},
+    "python": {"ir", "reference", "frontend", "passes", "target", "runtime", "kiln", "tools"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/', re.MULTILINE)
 

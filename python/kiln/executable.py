@@ -1,0 +1,124 @@
+"""Executable: a compiled kiln program (from kiln.compile or kiln.load) and how Python runs it.
+
+Host inputs (numpy arrays, CPU torch tensors) are copied to the GPU and their outputs come back
+as numpy arrays (torch tensors for torch inputs). Device inputs (torch CUDA tensors, CuPy
+arrays, DLPack CUDA tensors) run zero-copy through the session's run_device (kiln/_device.py).
+The GPU session is created on the first run; without a GPU that raises kiln.UnsupportedError
+"no CUDA device ...". Everything else (inputs, outputs, save, inspect) works without one.
+"""
+
+import os
+import statistics
+from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
+
+import numpy
+
+from . import _device
+from ._kiln import Executable as _NativeExecutable
+
+
+class TensorInfo(NamedTuple):
+    """An input or output of a program: its name, shape and numpy dtype name."""
+
+    name: str
+    shape: Tuple[int, ...]
+    dtype: str
+
+
+class Executable:
+    """A compiled program. exe(x) or exe(a, b) runs it on positional inputs and returns the
+    output (a tuple for several); exe.run({"name": x}) returns {output name: value}."""
+
+    def __init__(self, native: _NativeExecutable) -> None:
+        self._native = native
+
+    @property
+    def inputs(self) -> List[TensorInfo]:
+        return [TensorInfo(*spec) for spec in self._native.inputs]
+
+    @property
+    def outputs(self) -> List[TensorInfo]:
+        return [TensorInfo(*spec) for spec in self._native.outputs]
+
+    @property
+    def archs(self) -> List[str]:
+        """The GPU architectures the program holds kernels for ("sm_80", "sm_90a", ...)."""
+        return list(self._native.archs)
+
+    @property
+    def kernel_count(self) -> int:
+        return int(self._native.kernel_count)
+
+    @property
+    def device(self) -> str:
+        """The GPU the program runs on, "NVIDIA H100 80GB HBM3 (sm_90)"; starts the session."""
+        return self._native.device()
+
+    def save(self, path: Union[str, "os.PathLike[str]"]) -> None:
+        """Writes the program as a .kiln file (kiln.load and `kiln run` read it)."""
+        self._native.save(os.fspath(path))
+
+    def inspect(self) -> str:
+        """The report `kiln inspect` prints: kernels, launches, buffers, the memory plan."""
+        return self._native.inspect()
+
+    def __call__(self, *inputs: Any) -> Any:
+        outputs = self._run_ordered(list(inputs))
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+    def run(self, inputs: Mapping[str, Any]) -> Dict[str, Any]:
+        """Runs on {input name: array or tensor}; returns {output name: result}."""
+        names = [info.name for info in self.inputs]
+        unknown = sorted(set(inputs) - set(names))
+        if unknown:
+            raise ValueError(f"no input named {unknown[0]!r}; the inputs are {names}")
+        missing = [name for name in names if name not in inputs]
+        if missing:
+            raise ValueError(f"missing input {missing[0]!r}; the inputs are {names}")
+        outputs = self._run_ordered([inputs[name] for name in names])
+        return {info.name: y for info, y in zip(self.outputs, outputs)}
+
+    def bench(
+        self,
+        inputs: Optional[Sequence[Any]] = None,
+        iterations: int = 100,
+        warmup: int = 10,
+    ) -> Dict[str, Any]:
+        """Times CUDA-graph replays (after running once on `inputs`, if given, else on the last
+        run's inputs, zeros before any): {"median_ms", "p90_ms", "min_ms", "iterations",
+        "device"}."""
+        if inputs is not None:
+            self._run_ordered(list(inputs))
+        times = sorted(self._native.time(iterations, warmup))
+        return {
+            "median_ms": statistics.median(times),
+            "p90_ms": times[min(len(times) - 1, int(0.9 * len(times)))],
+            "min_ms": times[0],
+            "iterations": iterations,
+            "device": self.device,
+        }
+
+    def _run_ordered(self, inputs: List[Any]) -> List[Any]:
+        specs = self._native.inputs
+        if len(inputs) != len(specs):
+            names = [spec[0] for spec in specs]
+            raise ValueError(f"expected {len(specs)} inputs {names}, got {len(inputs)}")
+        if inputs and any(_device.is_device_tensor(x) for x in inputs):
+            if not all(_device.is_device_tensor(x) for x in inputs):
+                raise ValueError("inputs mix host and device tensors; pass all on one side")
+            return _device.run_device(self._native.run_device, inputs, specs,
+                                      self._native.outputs)
+        torch_inputs = any(type(x).__module__.startswith("torch") for x in inputs)
+        arrays = [_host_array(x) for x in inputs]
+        outputs = self._native.run(arrays)
+        if torch_inputs:
+            import torch
+
+            return [torch.from_numpy(y) for y in outputs]
+        return list(outputs)
+
+
+def _host_array(x: Any) -> numpy.ndarray:
+    if type(x).__module__.startswith("torch"):
+        return x.detach().contiguous().numpy()
+    return numpy.asarray(x)

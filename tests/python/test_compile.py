@@ -1,0 +1,88 @@
+"""kiln.compile, kiln.load and the Executable's description without a GPU: explicit archs,
+the signature, save/load round trips, inspect (the same text as `kiln inspect`), progress."""
+
+import subprocess
+
+import pytest
+
+import kiln
+
+
+@pytest.fixture(scope="module")
+def mnist_exe(mnist_model, kiln_cache):
+    return kiln.compile(mnist_model, arch="sm_80,sm_90", input_shapes={"image": (2, 1, 28, 28)},
+                        cache_dir=kiln_cache)
+
+
+def test_signature(mnist_exe):
+    assert mnist_exe.inputs == [("image", (2, 1, 28, 28), "float32")]
+    assert [(o.name, o.shape, o.dtype) for o in mnist_exe.outputs] == [
+        ("probabilities", (2, 10), "float32")
+    ]
+    assert mnist_exe.archs == ["sm_80", "sm_90"]
+    assert mnist_exe.kernel_count > 0
+
+
+def test_save_load_roundtrip(mnist_exe, tmp_path):
+    path = tmp_path / "mnist.kiln"
+    mnist_exe.save(path)
+    loaded = kiln.load(path)
+    assert loaded.inputs == mnist_exe.inputs
+    assert loaded.outputs == mnist_exe.outputs
+    assert loaded.archs == mnist_exe.archs
+    assert loaded.inspect() == mnist_exe.inspect()
+    loaded.save(tmp_path / "again.kiln")
+    assert (tmp_path / "again.kiln").read_bytes() == path.read_bytes()
+
+
+def test_inspect_is_kiln_inspect(mnist_exe, tmp_path, kiln_binary):
+    report = mnist_exe.inspect()
+    assert "sm_80" in report and "kernel" in report
+    if kiln_binary is None:
+        pytest.skip("KILN_BINARY not set: no kiln command to compare with")
+    mnist_exe.save(tmp_path / "m.kiln")
+    printed = subprocess.run([kiln_binary, "inspect", str(tmp_path / "m.kiln")],
+                             check=True, capture_output=True, text=True).stdout
+    assert printed == report
+
+
+def test_model_proto_fp16_and_io_precision(linear_relu_model, kiln_cache):
+    model, _, _ = linear_relu_model
+    exe = kiln.compile(model, precision="fp16", arch=["sm_90"], input_shapes={"x": [8, 4]},
+                       cache_dir=kiln_cache)
+    assert exe.inputs == [("x", (8, 4), "float32")]
+    assert exe.archs == ["sm_90"]
+    half = kiln.compile(model.SerializeToString(), precision="fp16", io_precision="fp16",
+                        arch="sm_80", input_shapes={"x": [8, 4]}, cache_dir=kiln_cache)
+    assert half.inputs == [("x", (8, 4), "float16")]
+    assert half.outputs == [("y", (8, 3), "float16")]
+
+
+def test_unfused_has_more_kernels(mnist_model, kiln_cache):
+    shapes = {"image": (1, 1, 28, 28)}
+    fused = kiln.compile(mnist_model, arch="sm_80", input_shapes=shapes, cache_dir=kiln_cache)
+    unfused = kiln.compile(mnist_model, arch="sm_80", input_shapes=shapes, fusion=False,
+                           cache_dir=kiln_cache)
+    assert unfused.kernel_count > fused.kernel_count
+
+
+def test_progress_reaches_total(mnist_model, kiln_cache):
+    calls = []
+    kiln.compile(mnist_model, arch="sm_80", input_shapes={"image": (1, 1, 28, 28)},
+                 cache_dir=kiln_cache, progress=lambda done, total: calls.append((done, total)))
+    assert calls and calls[-1][0] == calls[-1][1]
+
+
+def test_progress_error_is_raised(mnist_model, kiln_cache):
+    def stop(done, total):
+        raise KeyError("stop here")
+
+    with pytest.raises(KeyError, match="stop here"):
+        kiln.compile(mnist_model, arch="sm_80", input_shapes={"image": (1, 1, 28, 28)},
+                     cache_dir=kiln_cache, progress=stop)
+
+
+def test_defaulted_dims_warn(mnist_model, kiln_cache):
+    with pytest.warns(UserWarning, match="input 'image' has symbolic dimensions"):
+        exe = kiln.compile(mnist_model, arch="sm_80", cache_dir=kiln_cache)
+    assert exe.inputs[0].shape == (1, 1, 28, 28)
