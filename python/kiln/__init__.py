@@ -56,6 +56,7 @@ def compile(
     threads: int = 0,
     progress: Optional[Callable[[int, int], None]] = None,
     base_dir: Optional[str] = None,
+    autotune: Optional[bool] = None,
 ) -> Executable:
     """Compiles an ONNX model (a path, an onnx.ModelProto or its bytes) or a .kir file.
 
@@ -64,12 +65,14 @@ def compile(
     dimensions ({"x": (8, 3, 224, 224)}); unbound ones become 1 with a UserWarning.
     io_precision "fp16"/"bf16" makes float inputs and outputs 16-bit. progress(done, total) is
     called as kernels compile. base_dir: where a ModelProto's external data files are.
+    autotune: time each contraction's candidate tactics on this GPU (None: for arch "native";
+    True with other archs is an InputError; False: the heuristics), as `kiln compile --autotune`.
     """
     native = _kiln.compile(
         model_argument(model), base_dir_argument(base_dir), arch_argument(arch),
         pipeline_argument(precision, io_precision, keep_fp32, fusion, disabled_passes),
         shapes_argument(input_shapes), os.fspath(cache_dir) if cache_dir is not None else "",
-        threads, progress,
+        threads, progress, autotune,
     )
     return Executable(native)
 

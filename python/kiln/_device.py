@@ -2,9 +2,11 @@
 with __cuda_array_interface__), and DLPack-only CUDA tensors viewed through torch or CuPy.
 
 Inputs are passed zero-copy: their device pointers go to the session's run_device. Outputs are
-allocated by the input's library on the input's device. Stream semantics: before kiln reads the
-inputs, the producer's current stream (torch's or CuPy's) is synchronized; kiln runs on its own
-stream and returns once the outputs are written, so any stream may use them afterwards.
+allocated by the first input's library on its device. Stream semantics: kiln's CUDA graph is
+enqueued on that library's current stream (torch.cuda.current_stream(), CuPy's current stream),
+after the work already queued there, and the call returns without waiting, as a torch op does:
+use the outputs on that stream, or synchronize. Inputs of another library are waited for first
+(their current stream synchronized).
 """
 
 from typing import Any, Callable, List, Sequence, Tuple
@@ -106,6 +108,17 @@ def _cupy_outputs(like: Any, specs: Sequence[Spec]) -> List[Any]:
         return [cupy.empty(shape, dtype=dtype) for _, shape, dtype in specs]
 
 
+def _current_stream(x: Any) -> int:
+    """The handle of x's library's current CUDA stream on x's device (0: the legacy stream)."""
+    if _library(x) == "torch":
+        import torch
+
+        return int(torch.cuda.current_stream(x.device).cuda_stream)
+    import cupy
+
+    return int(cupy.cuda.get_current_stream().ptr)
+
+
 def _synchronize_producer(x: Any) -> None:
     if _library(x) == "torch":
         import torch
@@ -118,13 +131,13 @@ def _synchronize_producer(x: Any) -> None:
 
 
 def run_device(
-    run: Callable[[List[int], List[int]], None],
+    run: Callable[[List[int], List[int], int], None],
     inputs: Sequence[Any],
     input_specs: Sequence[Spec],
     output_specs: Sequence[Spec],
 ) -> List[Any]:
-    """Runs `run` (the session's run_device) on the inputs' device pointers; returns outputs
-    allocated by the first input's library."""
+    """Runs `run` (the session's run_device) on the inputs' device pointers, on the first
+    input's library's current stream; returns outputs allocated by that library."""
     tensors = [x if hasattr(x, "__cuda_array_interface__") or _library(x) == "torch"
                else _from_dlpack(x) for x in inputs]
     pointers = [_torch_input(x, spec) if _library(x) == "torch" else _cai_input(x, spec)
@@ -142,6 +155,7 @@ def run_device(
             "pass torch tensors or CuPy arrays"
         )
     for x in tensors:
-        _synchronize_producer(x)
-    run(pointers, output_pointers)
+        if _library(x) != _library(first):
+            _synchronize_producer(x)
+    run(pointers, output_pointers, _current_stream(first))
     return outputs

@@ -56,12 +56,19 @@ py::list Executable::run(const py::list& inputs) {
 }
 
 void Executable::run_device(const std::vector<uintptr_t>& inputs,
-                            const std::vector<uintptr_t>& outputs) {
+                            const std::vector<uintptr_t>& outputs,
+                            std::optional<uintptr_t> stream) {
   std::vector<const void*> input_pointers;
   for (uintptr_t pointer : inputs) input_pointers.push_back(reinterpret_cast<const void*>(pointer));
   std::vector<void*> output_pointers;
   for (uintptr_t pointer : outputs) output_pointers.push_back(reinterpret_cast<void*>(pointer));
-  with_session([&](Session& session) { session.run_device(input_pointers, output_pointers); });
+  with_session([&](Session& session) {
+    if (stream) {
+      session.run_device(input_pointers, output_pointers, reinterpret_cast<CUstream_st*>(*stream));
+    } else {
+      session.run_device(input_pointers, output_pointers);
+    }
+  });
 }
 
 std::vector<float> Executable::time(int iterations, int warmup) {
@@ -88,7 +95,8 @@ void bind_executable(py::module_& module) {
                              [](const Executable& e) { return e.program().kernels.size(); })
       .def("inspect", &Executable::inspect)
       .def("run", &Executable::run, py::arg("inputs"))
-      .def("run_device", &Executable::run_device, py::arg("inputs"), py::arg("outputs"))
+      .def("run_device", &Executable::run_device, py::arg("inputs"), py::arg("outputs"),
+           py::arg("stream") = py::none())
       .def("time", &Executable::time, py::arg("iterations"), py::arg("warmup"))
       .def("device", &Executable::device);
 }

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -32,8 +33,10 @@ class Executable {
 
   // Host arrays in, host arrays out (copied), in the program's order.
   pybind11::list run(const pybind11::list& inputs);
-  // Device pointers (ints), one per input and output; returns when the outputs are written.
-  void run_device(const std::vector<uintptr_t>& inputs, const std::vector<uintptr_t>& outputs);
+  // Device pointers (ints), one per input and output; with `stream` (a cudaStream_t's value, 0 the legacy default
+  // stream) enqueued on it and returning at once, without: on the session's stream, waited for.
+  void run_device(const std::vector<uintptr_t>& inputs, const std::vector<uintptr_t>& outputs,
+                  std::optional<uintptr_t> stream);
   // Milliseconds of each of `iterations` CUDA-graph replays after `warmup` (Session::time).
   std::vector<float> time(int iterations, int warmup);
   // "NVIDIA H100 80GB HBM3 (sm_90)"; loads the session.

@@ -76,12 +76,14 @@ class ProgressRelay {
 Executable compile_model(const py::object& model, const std::string& base_dir,
                          const std::vector<std::string>& archs, const py::dict& pipeline,
                          const InputShapes& input_shapes, const std::string& cache_dir,
-                         int threads, const py::object& progress) {
+                         int threads, const py::object& progress,
+                         std::optional<bool> autotune) {
   CompileOptions options;
   options.archs = archs;
   options.pipeline = pipeline_options(pipeline);
   options.cache_dir = cache_dir;
   options.threads = threads;
+  options.autotune = autotune;
   auto relay = std::make_shared<ProgressRelay>(progress);
   if (!progress.is_none()) {
     options.on_progress = [relay](size_t done, size_t total) { (*relay)(done, total); };
@@ -176,7 +178,7 @@ PYBIND11_MODULE(_kiln, module) {
   bind_executable(module);
   module.def("compile", &compile_model, py::arg("model"), py::arg("base_dir"), py::arg("archs"),
              py::arg("pipeline"), py::arg("input_shapes"), py::arg("cache_dir"),
-             py::arg("threads"), py::arg("progress"));
+             py::arg("threads"), py::arg("progress"), py::arg("autotune"));
   module.def("load", &load_executable, py::arg("path"));
   module.def("dump_ir", &dump_ir, py::arg("model"), py::arg("base_dir"), py::arg("stage"),
              py::arg("format"), py::arg("pipeline"), py::arg("input_shapes"));

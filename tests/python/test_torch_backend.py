@@ -1,0 +1,119 @@
+"""torch.compile(model, backend="kiln") (kiln/torch_backend.py). Without a GPU: every graph falls
+back to eager PyTorch with a warning saying why (no CUDA device), and the result is eager's.
+On a GPU (marked gpu): ResNet-50 and BERT-base in fp16 against eager (cosine >= 0.999), and a
+graph with an op kiln refuses (top_k) runs eagerly with a warning naming it."""
+
+import warnings
+
+import numpy
+import pytest
+
+torch = pytest.importorskip("torch")
+if not hasattr(torch, "compile"):
+    pytest.skip(f"torch {torch.__version__} has no torch.compile", allow_module_level=True)
+
+import kiln  # noqa: E402
+import kiln.torch_backend  # noqa: E402,F401  (registers "kiln")
+
+
+def cosine(a, b):
+    a = a.detach().double().flatten().cpu().numpy()
+    b = b.detach().double().flatten().cpu().numpy()
+    return float(a @ b / (numpy.linalg.norm(a) * numpy.linalg.norm(b)))
+
+
+def compiled(model, **options):
+    torch._dynamo.reset()
+    return torch.compile(model, backend="kiln", dynamic=False, options=options)
+
+
+class SmallNet(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.fc = torch.nn.Linear(8 * 8 * 8, 10)
+
+    def forward(self, x):
+        return self.fc(torch.relu(self.conv(x)).flatten(1))
+
+
+def test_backend_is_registered():
+    assert "kiln" in torch._dynamo.list_backends(exclude_tags=())
+
+
+def test_without_a_gpu_graphs_run_eagerly_with_the_reason(kiln_cache):
+    if kiln.cuda_device_error() is None:
+        pytest.skip("a CUDA device is present: the GPU tests cover this")
+    torch.manual_seed(0)
+    model = SmallNet().eval()
+    x = torch.randn(2, 3, 8, 8)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with torch.no_grad():
+            got = compiled(model, cache_dir=kiln_cache)(x)
+    reasons = [str(w.message) for w in caught if str(w.message).startswith("kiln:")]
+    assert reasons and "no CUDA device" in reasons[0], reasons
+    assert "runs as eager PyTorch" in reasons[0]
+    torch.testing.assert_close(got, model(x))
+
+
+@pytest.mark.gpu
+def test_small_net_on_the_gpu_matches_eager(kiln_cache):
+    torch.manual_seed(0)
+    model = SmallNet().eval().cuda()
+    x = torch.randn(4, 3, 8, 8, device="cuda")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)  # no fallback
+        with torch.no_grad():
+            got = compiled(model, cache_dir=kiln_cache)(x)
+    assert got.is_cuda
+    torch.testing.assert_close(got, model(x), rtol=1e-3, atol=1e-4)
+
+
+@pytest.mark.gpu
+def test_resnet50_fp16_matches_eager(kiln_cache):
+    torchvision = pytest.importorskip("torchvision")
+    torch.manual_seed(0)
+    model = torchvision.models.resnet50().eval().half().cuda()
+    x = torch.randn(8, 3, 224, 224, device="cuda", dtype=torch.half)
+    with torch.no_grad():
+        want = model(x)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            got = compiled(model, precision="fp16", cache_dir=kiln_cache)(x)
+    assert not [str(w.message) for w in caught if str(w.message).startswith("kiln:")]
+    assert cosine(got, want) >= 0.999
+
+
+@pytest.mark.gpu
+def test_bert_fp16_matches_eager(kiln_cache):
+    transformers = pytest.importorskip("transformers")
+    torch.manual_seed(0)
+    model = transformers.BertModel(transformers.BertConfig()).eval().half().cuda()
+    ids = torch.randint(0, 30522, (4, 128), device="cuda")
+    mask = torch.ones(4, 128, dtype=torch.int64, device="cuda")
+    with torch.no_grad():
+        want = model(input_ids=ids, attention_mask=mask).last_hidden_state
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            got = compiled(model, precision="fp16", cache_dir=kiln_cache)(
+                input_ids=ids, attention_mask=mask).last_hidden_state
+    fallbacks = [str(w.message) for w in caught if str(w.message).startswith("kiln:")]
+    assert not fallbacks, fallbacks
+    assert cosine(got, want) >= 0.999
+
+
+@pytest.mark.gpu
+def test_a_refused_op_falls_back_naming_it(kiln_cache):
+    def top3(x):
+        return torch.topk(x * 2, 3).values
+
+    x = torch.randn(4, 16, device="cuda")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        torch._dynamo.reset()
+        got = torch.compile(top3, backend="kiln", dynamic=False,
+                            options={"cache_dir": kiln_cache})(x)
+    reasons = [str(w.message) for w in caught if str(w.message).startswith("kiln:")]
+    assert reasons and "top_k" in reasons[0], reasons
+    torch.testing.assert_close(got, top3(x))
