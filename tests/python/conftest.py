@@ -15,6 +15,8 @@ REPO = pathlib.Path(__file__).resolve().parents[2]
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "gpu: needs a CUDA device (skipped without one)")
+    config.addinivalue_line("markers", "torch_backend: torch.compile(backend='kiln'), run by "
+                                       "ctest in a process of its own (python_torch_backend)")
 
 
 def pytest_collection_modifyitems(config, items):

@@ -8,6 +8,7 @@ import warnings
 import numpy
 import pytest
 
+pytestmark = pytest.mark.torch_backend
 torch = pytest.importorskip("torch")
 if not hasattr(torch, "compile"):
     pytest.skip(f"torch {torch.__version__} has no torch.compile", allow_module_level=True)
