@@ -18,7 +18,7 @@ TEST(EmitterTableTest, OrderEndsWithTheLoopEmitterThatTakesEverything) {
   std::vector<std::string> kinds;
   for (const Emitter& emitter : emitter_table()) kinds.emplace_back(emitter.kind);
   EXPECT_THAT(kinds, ::testing::ElementsAre("attention", "pool", "direct_conv", "cum_sum",
-                                            "contraction", "reduction", "loop"));
+                                            "contraction", "reduction", "resize", "loop"));
 }
 
 TEST(EmitterTableTest, EveryEmitterHasAVariantOnEveryDefaultArch) {
