@@ -154,9 +154,22 @@ Program lower_autotuned(const Graph& fused_graph, codegen::CodegenOptions codege
     ProgramTimes times;
     try {
       hooks.compile(program);
-      times = hooks.measure(program);
     } catch (const std::exception& error) {
       if (round == 0) throw;  // the heuristic program itself: not a tactic's fault
+      report.warnings.push_back(fmt::format("tactic {} of {} left out: it failed to compile: {}",
+                                            round + 1, changed_sites(sites.all(), round),
+                                            error.what()));
+      continue;
+    }
+    try {
+      times = hooks.measure(program);
+    } catch (const std::exception& error) {
+      if (round == 0) {  // the GPU cannot run it now (busy, out of memory): no measurement
+        report = {};
+        report.note = std::string("chosen by heuristics: the program could not be timed on "
+                                  "the GPU (") + error.what() + ")";
+        return program;
+      }
       report.warnings.push_back(fmt::format("tactic {} of {} left out: it failed: {}", round + 1,
                                             changed_sites(sites.all(), round), error.what()));
       continue;

@@ -12,7 +12,8 @@
 //      a site's time for tactic r is the sum over the nodes of its key. Round 0, the heuristic
 //      program, gives the reference outputs: a round whose outputs differ from them (relative L2
 //      error over kMaxRelativeError) or that fails is left out, with a warning naming it, and so
-//      are its tactics.
+//      are its tactics. When round 0 itself cannot run on the GPU (busy, out of memory), nothing
+//      is measured: the heuristics (and the cache) choose, and the report's note says why.
 //   3. Each key takes its fastest measured tactic, stored in the cache; the final program is
 //      lowered with those.
 //
@@ -73,7 +74,7 @@ struct AutotuneHooks {
 };
 
 // Lowers `fused_graph` with every site's tactic chosen by the cache or by measurement, filling
-// `report`. The returned program is lowered, not compiled.
+// `report`. The returned program is lowered (perhaps compiled too); compile it.
 Program lower_autotuned(const Graph& fused_graph, codegen::CodegenOptions codegen,
                         const AutotuneHooks& hooks, AutotuneReport& report);
 

@@ -108,6 +108,24 @@ TEST(Autotune, TakesEachProblemsFastestTacticAndLeavesOutDisagreeingRounds) {
   for (const ProgramStep& step : from_cache.steps) EXPECT_EQ(step.grid[0], 12u);
 }
 
+TEST(Autotune, AProgramTheGpuCannotRunKeepsTheHeuristicsAndSaysWhy) {
+  const std::string cache = testing_support::fresh_temp_path("tactics_busy", true).string();
+  AutotuneHooks hooks = stand_in_hooks(cache);
+  hooks.measure = [](const Program&) -> ProgramTimes {
+    throw std::runtime_error("out of memory");
+  };
+  const std::unique_ptr<Graph> graph = parse_graph(kGraph);
+  AutotuneReport report;
+  const Program program = lower_autotuned(
+      *graph, codegen::CodegenOptions::for_target(target_for_arch("sm_90a")), hooks, report);
+  EXPECT_FALSE(report.measured);
+  EXPECT_NE(report.note.find("could not be timed on the GPU (out of memory)"), std::string::npos)
+      << report.note;
+  ASSERT_EQ(program.steps.size(), 3u);
+  EXPECT_EQ(program.steps[0].grid[0], 4u);   // the heuristic's 128 × 192 tiles
+  EXPECT_EQ(program.steps[2].grid[0], 12u);  // and 128 × 256
+}
+
 TEST(Autotune, RelativeErrorIsAnL2RatioAndExactForIntegers) {
   const Tensor want = Tensor::from_vector<float>(DType::kF32, {2}, {3.0f, 4.0f});
   const Tensor got = Tensor::from_vector<float>(DType::kF32, {2}, {3.0f, 4.05f});
