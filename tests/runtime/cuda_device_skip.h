@@ -1,4 +1,4 @@
-// The skip of the GPU test programs (session_gpu_tests, session_soak): without a usable CUDA
+// The skip of the GPU test programs (gpu_gtest_main.cc, session_soak): without a usable CUDA
 // device they print "no CUDA device: skipped" and exit with kSkippedExitCode, which ctest counts
 // as skipped (SKIP_RETURN_CODE 77), never as passed.
 #pragma once

@@ -19,7 +19,6 @@
 #include "runtime/concurrent_timing.h"
 #include "runtime/session.h"
 #include "tests/runtime/bias_relu_program.h"
-#include "tests/runtime/cuda_device_skip.h"
 
 namespace kiln::test {
 namespace {
@@ -283,9 +282,3 @@ TEST(SessionApiGpuTest, TimesSessionsConcurrently) {
 
 }  // namespace
 }  // namespace kiln::test
-
-int main(int argc, char** argv) {
-  if (kiln::test::skip_without_cuda_device()) return kiln::test::kSkippedExitCode;
-  testing::InitGoogleTest(&argc, argv);
-  return RUN_ALL_TESTS();
-}

@@ -12,7 +12,6 @@
 #include "ir/error.h"
 #include "runtime/session.h"
 #include "tests/runtime/bias_relu_program.h"
-#include "tests/runtime/cuda_device_skip.h"
 
 namespace kiln::test {
 namespace {
@@ -185,9 +184,3 @@ TEST(SessionGpuTest, ProfilesEachStepAndLeavesRunsCorrect) {
 
 }  // namespace
 }  // namespace kiln::test
-
-int main(int argc, char** argv) {
-  if (kiln::test::skip_without_cuda_device()) return kiln::test::kSkippedExitCode;
-  testing::InitGoogleTest(&argc, argv);
-  return RUN_ALL_TESTS();
-}
