@@ -105,7 +105,10 @@ MemoryFigures memory_figures(const Program& program) {
   for (size_t i = 0; i < program.buffers.size(); ++i) {
     if (!is_intermediate(program.buffers[i])) continue;
     const int64_t size = arena_footprint(program.buffers[i]);
-    figures.naive_bytes += size;
+    // Each buffer fits the arena, but a (crafted) program's sum of them need not fit int64.
+    if (__builtin_add_overflow(figures.naive_bytes, size, &figures.naive_bytes)) {
+      figures.naive_bytes = std::numeric_limits<int64_t>::max();
+    }
     if (!ranges[i].used()) continue;
     live_change[ranges[i].first_step] += size;
     live_change[ranges[i].last_step + 1] -= size;

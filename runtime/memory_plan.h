@@ -45,7 +45,7 @@ struct LiveRange {
 
 struct MemoryFigures {
   int64_t peak_bytes = 0;         // the arena
-  int64_t naive_bytes = 0;        // every intermediate in its own bytes
+  int64_t naive_bytes = 0;        // every intermediate in its own bytes (at most INT64_MAX)
   int64_t lower_bound_bytes = 0;  // the largest live set
 };
 

@@ -21,8 +21,6 @@
 namespace kiln {
 namespace {
 
-constexpr uint32_t kDefaultSharedBytes = 48 * 1024;
-
 // The device pointers of the program's inputs and outputs, in signature order, for one run.
 struct Bindings {
   std::vector<void*> inputs;

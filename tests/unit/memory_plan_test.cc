@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <random>
 
 #include "tests/runtime/bias_relu_program.h"
@@ -80,6 +81,16 @@ TEST(MemoryPlanTest, LowerBoundIsTheLargestLiveSet) {
   // Live sets: step 0 {0, 1} = 1536 bytes, step 1 {1, 2} = 768, step 2 {2, 3} = 2304.
   Program program = intermediates_program({1024, 512, 256, 2048}, {{0, 1}, {1, 2}, {2, 3}});
   EXPECT_EQ(plan_memory(program).lower_bound_bytes, 2304);
+}
+
+TEST(MemoryPlanTest, NaiveSumSaturatesWhereIntermediatesAddUpPastInt64) {
+  // A crafted .kiln (the fuzzer's tests/fuzz/corpus_kiln/naive_sum_overflow.kiln): two unused
+  // intermediates, each within a 2^62-byte arena, at the same offset.
+  const int64_t huge = int64_t{1} << 62;
+  Program program = intermediates_program({huge, huge, huge}, {});
+  for (ProgramBuffer& buffer : program.buffers) buffer.offset = 0;
+  program.arena_bytes = huge;
+  EXPECT_EQ(memory_figures(program).naive_bytes, std::numeric_limits<int64_t>::max());
 }
 
 TEST(MemoryPlanTest, UnusedIntermediateSitsAtOffsetZeroInsideTheArena) {
