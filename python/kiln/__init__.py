@@ -9,24 +9,9 @@
 """
 
 import os
-import sys
 from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Union
 
-
-def _load_extension():  # type: ignore[no-untyped-def]
-    """Imports kiln._kiln binding its symbols to its own libraries first (RTLD_DEEPBIND): torch,
-    when imported earlier, puts its own protobuf in the global symbol scope, and kiln's ONNX
-    reader built against the system's protobuf would otherwise call into that one."""
-    flags = sys.getdlopenflags()
-    sys.setdlopenflags(flags | getattr(os, "RTLD_DEEPBIND", 0))
-    try:
-        from . import _kiln as extension
-    finally:
-        sys.setdlopenflags(flags)
-    return extension
-
-
-_kiln = _load_extension()
+from . import _kiln
 from ._model import (
     arch_argument,
     base_dir_argument,

@@ -58,6 +58,28 @@ def test_without_a_gpu_graphs_run_eagerly_with_the_reason(kiln_cache):
     torch.testing.assert_close(got, model(x))
 
 
+def test_parameters_and_buffers_are_baked_in_and_inputs_are_not():
+    """BatchNorm's running statistics come to the backend as graph inputs like the image; they
+    are weights (BatchNorm folds into the convolution only then), the image is not."""
+    from kiln.torch_backend import _weight_positions
+
+    seen = {}
+
+    def recording_backend(graph, example_inputs):
+        names = [node.name for node in graph.graph.nodes if node.op == "placeholder"]
+        seen["weights"] = {names[k] for k in _weight_positions(graph, example_inputs)}
+        seen["all"] = set(names)
+        return graph.forward
+
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.BatchNorm2d(4)).eval()
+    torch._dynamo.reset()
+    torch.compile(model, backend=recording_backend, dynamic=False)(torch.randn(1, 3, 8, 8))
+    activations = seen["all"] - seen["weights"]
+    assert len(activations) == 1 and "args" in next(iter(activations)), seen
+    assert any("running_mean" in name for name in seen["weights"]), seen
+    assert len(seen["weights"]) == 6, seen  # conv weight, bias; BN weight, bias, mean, var
+
+
 @pytest.mark.gpu
 def test_small_net_on_the_gpu_matches_eager(kiln_cache):
     torch.manual_seed(0)
@@ -102,6 +124,35 @@ def test_bert_fp16_matches_eager(kiln_cache):
     fallbacks = [str(w.message) for w in caught if str(w.message).startswith("kiln:")]
     assert not fallbacks, fallbacks
     assert cosine(got, want) >= 0.999
+
+
+class MaskedAttention(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.qkv = torch.nn.Linear(64, 3 * 64)
+
+    def forward(self, x, keep):
+        q, k, v = self.qkv(x).view(x.shape[0], x.shape[1], 3, 2, 32).permute(2, 0, 3, 1, 4)
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=keep)
+
+
+@pytest.mark.gpu
+def test_half_attention_with_a_boolean_mask_stays_half(kiln_cache):
+    """TorchScript's export promotes a boolean mask's attention to fp32 (and BERT's LayerNorm
+    with it); the backend hands it an additive mask in fp16, and masked keys get no weight."""
+    torch.manual_seed(0)
+    model = MaskedAttention().eval().half().cuda()
+    x = torch.randn(2, 16, 64, device="cuda", dtype=torch.half)
+    keep = torch.ones(2, 1, 16, 16, dtype=torch.bool, device="cuda")
+    keep[0, :, :, 11:] = False  # key padding: sequence 0 has 11 tokens
+    with torch.no_grad():
+        want = model(x, keep)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            got = compiled(model, precision="fp16", cache_dir=kiln_cache)(x, keep)
+    assert not [str(w.message) for w in caught if str(w.message).startswith("kiln:")]
+    assert got.dtype == torch.half
+    torch.testing.assert_close(got, want, rtol=2e-2, atol=2e-3)
 
 
 @pytest.mark.gpu
