@@ -249,6 +249,7 @@ class TiledAttentionWriter {
         k_ = *k;
         v_ = *v;
         v_stride_ = a.columns + padding;  // V' as [key][e], read by ldmatrix.trans
+        fold_scales();
       }
     }
     p_stride_ = split_keys_ + padding;
@@ -268,14 +269,18 @@ class TiledAttentionWriter {
     }
     outputs_ =
         begin_spec(spec_, body_, kThreads, {static_cast<uint32_t>(a_.batch_count * tiles_), 1, 1});
-    if (strided_ && (q_.transformed() || k_.transformed() || v_.transformed())) {
-      spec_.definitions =
+    const bool half8 =
+        (strided_ && (transforms_queries() || transforms_keys() || v_.transformed())) ||
+        (normalizes_in_registers() && stores_vectors());
+    if (half8) {
+      spec_.definitions +=
           "union __align__(16) g_half8 {\n  unsigned short h[8];\n  unsigned w[4];\n};\n";
     }
     if (!tensor_cores_) {
-      spec_.definitions =
-          "struct __align__(16) g_float4 {\n  float x, y, z, w;\n};\n"
-          "struct __align__(8) g_float2 {\n  float x, y;\n};\n";
+      spec_.definitions += "struct __align__(16) g_float4 {\n  float x, y, z, w;\n};\n";
+    }
+    if (!tensor_cores_ || normalizes_in_registers()) {
+      spec_.definitions += "struct __align__(8) g_float2 {\n  float x, y;\n};\n";
     }
     CodeWriter code(1);
     ElementEmitter e(code, spec_.params, index_type_for(body_, 0));
@@ -302,6 +307,7 @@ class TiledAttentionWriter {
         query_tile_, key_tile_, key_splits_,
         strided_ ? "Q/K/V by cp.async from strided views" : "Q/K/V through the element machinery",
         online_ ? ", online softmax (one pass)" : ", exact softmax (two passes)");
+    if (!folded_scale_.empty()) spec_.tactic += ", Q/K scales folded into the scores";
     if (!hoisted_.empty()) {
       int64_t per_key = 0;
       for (const Hoisted& h : hoisted_) per_key += h.per_key ? 1 : 0;
@@ -313,9 +319,30 @@ class TiledAttentionWriter {
   }
 
  private:
+  // Q' and K' that are each a strided view times one f16 constant (d^-1/4 each, as PyTorch's
+  // ONNX export of scaled_dot_product_attention writes it): the scores are multiplied by the
+  // constants' product in f32 instead of each K' tile being scaled in shared memory (a pass over
+  // the tile and a barrier per key tile), as flash attention scales; more precise than the
+  // graph's two f16 multiplies.
+  void fold_scales() {
+    double factor = 1.0;
+    for (const StridedOperand* operand : {&q_, &k_}) {
+      if (!operand->transformed()) continue;
+      const std::optional<uint16_t> bits = f16_scale(*operand);
+      if (!bits) return;
+      factor *= static_cast<double>(half_bits_to_float(*bits));
+    }
+    if (!q_.transformed() && !k_.transformed()) return;
+    folded_scale_ = cuda_literal(factor, DType::kF32);
+  }
+
+  // Whether Q' (K') is copied and then transformed in shared memory.
+  bool transforms_queries() const { return q_.transformed() && folded_scale_.empty(); }
+  bool transforms_keys() const { return k_.transformed() && folded_scale_.empty(); }
+
   void declarations(ElementEmitter& e) {
     CodeWriter& code = e.code();
-    const int64_t partial_bytes = 4 * kWarps * kWarpRows * a_.columns;
+    const int64_t partial_bytes = 4 * kWarps * kWarpRows * part_stride();
     if (strided_) {
       // Two buffers of K' [key][d] then two of V' [key][e]; Q' staged in K''s second.
       const int64_t bytes =
@@ -348,8 +375,11 @@ class TiledAttentionWriter {
       code.line(fmt::format("float* const g_prob = g_v + {};", key_tile_ * v_stride_));
     }
     code.line("float* const g_part = reinterpret_cast<float*>(g_shared);");
-    code.line(fmt::format("__shared__ float g_row_max[{0}], g_row_sum[{0}];", kWarps * kWarpRows));
-    if (nan_guard_) code.line(fmt::format("__shared__ bool g_row_nan[{}];", kWarps * kWarpRows));
+    if (!normalizes_in_registers()) {
+      code.line(
+          fmt::format("__shared__ float g_row_max[{0}], g_row_sum[{0}];", kWarps * kWarpRows));
+      if (nan_guard_) code.line(fmt::format("__shared__ bool g_row_nan[{}];", kWarps * kWarpRows));
+    }
     for (const Hoisted& h : hoisted_) {
       if (h.per_key) {
         code.line(fmt::format("__shared__ {} {}[2][{}];", h.type, h.array, key_tile_));
@@ -503,7 +533,7 @@ class TiledAttentionWriter {
                       bool values) {
     const std::string k_at = fmt::format("g_k + ({}) * {}", buffer, key_tile_ * k_stride_);
     const std::string v_at = fmt::format("g_v + ({}) * {}", buffer, key_tile_ * v_stride_);
-    if (k_.transformed()) {
+    if (transforms_keys()) {
       copy_rows(e, k_, "g_ksrc", k_at, key_tile_, a_.depth, k_stride_, key0, a_.keys, true);
     }
     if (values && v_.transformed()) {
@@ -520,7 +550,7 @@ class TiledAttentionWriter {
     code.line("kiln_cp_async_commit();");
     issue_tile(e, "0", "0", online_);
     code.line("kiln_cp_async_wait<1>();");
-    if (q_.transformed()) {
+    if (transforms_queries()) {
       copy_rows(e, q_, "g_qsrc", "g_qtile", query_tile_, d, q_stride_, "g_m0", a_.queries, true);
     }
     code.line("__syncthreads();");
@@ -663,6 +693,18 @@ class TiledAttentionWriter {
     close_spread_loop(e, checked);
   }
 
+  // In a last, partial key tile, the mmas of the warp's keys from `offset` on are skipped where
+  // they all lie past N (their scores are −inf and P' 0 whatever they sum): ViT's 197 keys leave
+  // 5 in the fourth 64-key tile. A warp-uniform branch; close with close_skip.
+  void skip_keys_past_end(ElementEmitter& e, const std::string& offset) {
+    if (a_.keys % key_tile_ == 0) return;
+    e.open_block(fmt::format("if (g_key0 + g_split + {} < {})", offset, a_.keys));
+  }
+
+  void close_skip(ElementEmitter& e) {
+    if (a_.keys % key_tile_ != 0) e.close_block();
+  }
+
   // The flat index of score (g_q, g_key) and the statements binding g_q and g_key for fragment
   // element (g_n, g_h).
   std::string score_index(ElementEmitter& e) {
@@ -702,6 +744,7 @@ class TiledAttentionWriter {
       e.open_block(fmt::format("for (int g_kk = 0; g_kk < {}; ++g_kk)", a_.depth / 16));
       code.line("#pragma unroll");
       e.open_block(fmt::format("for (int g_n = 0; g_n < {}; g_n += 2)", split_keys_ / 8));
+      skip_keys_past_end(e, "g_n * 8");
       code.line("unsigned g_kf[4];");
       code.line(fmt::format(
           "kiln_ldmatrix_x4(g_kf, g_kt + (g_split + g_n * 8 + g_lane / 16 * 8 + g_lane % 8) * {} "
@@ -709,16 +752,19 @@ class TiledAttentionWriter {
           k_stride_));
       code.line(fmt::format("{}(g_s[g_n], g_qf[g_kk], g_kf);", mma_function(qk_type_)));
       code.line(fmt::format("{}(g_s[g_n + 1], g_qf[g_kk], g_kf + 2);", mma_function(qk_type_)));
+      close_skip(e);
     } else if (tensor_cores_) {
       code.line("#pragma unroll");
       e.open_block(fmt::format("for (int g_kk = 0; g_kk < {}; ++g_kk)", a_.depth / 16));
       code.line("#pragma unroll");
       e.open_block(fmt::format("for (int g_n = 0; g_n < {}; ++g_n)", split_keys_ / 8));
+      skip_keys_past_end(e, "g_n * 8");
       code.line(fmt::format(
           "const int g_at = (g_split + g_n * 8 + g_g) * {} + g_kk * 16 + 2 * g_t;", k_stride_));
       code.line(fmt::format("const unsigned g_kf[2] = {{{}, {}}};", word("g_k", "g_at"),
                             word("g_k", "g_at + 8")));
       code.line(fmt::format("{}(g_s[g_n], g_qf[g_kk], g_kf);", mma_function(qk_type_)));
+      close_skip(e);
     } else {
       code.line("#pragma unroll 4");
       e.open_block(fmt::format("for (int g_d = 0; g_d < {}; g_d += 4)", a_.depth));
@@ -753,7 +799,11 @@ class TiledAttentionWriter {
     }
     open_fragment_loops(e);
     const std::string at = score_index(e);
-    e.bind(a_.scores->result(), at, e.temp("float", rounded(*a_.scores, "g_s[g_n][g_h]")));
+    // The scores stay f32 (not rounded to Q'K''s 16-bit type), as flash attention keeps them:
+    // two conversions a score fewer, and closer to the exact result.
+    e.bind(a_.scores->result(), at,
+           e.temp("float",
+                  folded_scale_.empty() ? "g_s[g_n][g_h]" : "g_s[g_n][g_h] * " + folded_scale_));
     if (a_.keys % key_tile_ == 0) {
       code.line(fmt::format("g_s[g_n][g_h] = {};", e.element(a_.softmax->operand(0), at)));
     } else {
@@ -897,21 +947,27 @@ class TiledAttentionWriter {
     CodeWriter& code = e.code();
     code.line("#pragma unroll");
     e.open_block("for (int g_r = 0; g_r < 2; ++g_r)");
+    // Tensor cores (sm_80+): max.NaN in one instruction; both keep a NaN (see nan_flags).
+    const std::string max = tensor_cores_ ? "kiln_max_nan" : "kiln_max";
     code.line(fmt::format("float g_tile_max = {};", minus_inf_));
     code.line("#pragma unroll");
     e.open_block(fmt::format("for (int g_n = 0; g_n < {}; ++g_n)", split_keys_ / 8));
-    code.line(
-        "g_tile_max = kiln_max(g_tile_max, kiln_max(g_s[g_n][2 * g_r], g_s[g_n][2 * g_r + 1]));");
+    code.line(fmt::format(
+        "g_tile_max = {0}(g_tile_max, {0}(g_s[g_n][2 * g_r], g_s[g_n][2 * g_r + 1]));", max));
     e.close_block();
-    code.line("g_tile_max = kiln_max(g_tile_max, __shfl_xor_sync(0xffffffffu, g_tile_max, 1));");
-    code.line("g_tile_max = kiln_max(g_tile_max, __shfl_xor_sync(0xffffffffu, g_tile_max, 2));");
-    code.line("const float g_new_max = kiln_max(g_max[g_r], g_tile_max);");
-    // Online: exp(s − max) as exp2f((s − max)·log2(e)) (MUFU.EX2; s − max as exp takes it, so
-    // scores near ±3.4e38 do not overflow as max·log2(e) would). An inline ex2.approx.ftz was
-    // tried: ptxas then spilled 12 bytes at 128 registers.
+    code.line(fmt::format(
+        "g_tile_max = {0}(g_tile_max, __shfl_xor_sync(0xffffffffu, g_tile_max, 1));", max));
+    code.line(fmt::format(
+        "g_tile_max = {0}(g_tile_max, __shfl_xor_sync(0xffffffffu, g_tile_max, 2));", max));
+    code.line(fmt::format("const float g_new_max = {}(g_max[g_r], g_tile_max);", max));
+    // Online: exp(s − max) as 2^((s − max)·log2(e)) (s − max first, as exp takes it: scores near
+    // ±3.4e38, or rows masked with f32's lowest value, do not overflow as max·log2(e) would). On
+    // tensor cores by ex2.approx.ftz alone (MUFU.EX2; 16-bit P' has no use for exp2f's subnormal
+    // fix-up), else exp2f.
     const std::string log2e = fmt::format("{:.9g}f", kLog2e);
+    const std::string exp2 = tensor_cores_ ? "kiln_exp2_approx" : "exp2f";
     const auto exp_minus_base = [&](const std::string& x) {
-      return online_ ? fmt::format("exp2f(({} - g_base) * {})", x, log2e)
+      return online_ ? fmt::format("{}(({} - g_base) * {})", exp2, x, log2e)
                      : fmt::format("exp({} - g_base)", x);
     };
     code.line(fmt::format("const float g_base = g_new_max == {} ? 0.0f : g_new_max;", minus_inf_));
@@ -950,19 +1006,11 @@ class TiledAttentionWriter {
   // is NaN or +inf (its sum is NaN) or every score is −inf (0 / 0). The guard makes such a row's P
   // zero, so its O is Σ 0·V'. Once such a score shows (g_nan, agreed by the row's four lanes), the
   // accumulator is scaled by 0 and later probabilities are 0; a row of −inf scores gets p = 0
-  // throughout and a zero sum. The epilogue then writes O undivided for both.
+  // throughout and a zero sum. The epilogue then writes O undivided for both. The running max
+  // shows the first kind: kiln_max keeps a NaN, so a NaN or +inf score makes the max !(< +inf),
+  // and the row's four lanes agree on it (one test a row, not one a score).
   void nan_flags(ElementEmitter& e) {
-    CodeWriter& code = e.code();
-    code.line("int g_tile_nan = 0;");
-    code.line("#pragma unroll");
-    e.open_block(fmt::format("for (int g_n = 0; g_n < {}; ++g_n)", split_keys_ / 8));
-    // NaN or +inf (whose exp(s − max) is NaN), not −inf: !(s < +inf).
-    code.line(fmt::format(
-        "g_tile_nan |= !(g_s[g_n][2 * g_r] < {0}) | !(g_s[g_n][2 * g_r + 1] < {0});", plus_inf_));
-    e.close_block();
-    code.line("g_tile_nan |= __shfl_xor_sync(0xffffffffu, g_tile_nan, 1);");
-    code.line("g_tile_nan |= __shfl_xor_sync(0xffffffffu, g_tile_nan, 2);");
-    code.line("g_nan[g_r] = g_nan[g_r] || g_tile_nan != 0;");
+    e.code().line(fmt::format("g_nan[g_r] = g_nan[g_r] || !(g_new_max < {});", plus_inf_));
   }
 
   // Lanes of a row hold partial sums over their keys; each gets the warp's total.
@@ -1046,6 +1094,7 @@ class TiledAttentionWriter {
     if (tensor_cores_) {
       code.line("#pragma unroll");
       e.open_block(fmt::format("for (int g_kk = 0; g_kk < {}; ++g_kk)", split_keys_ / 16));
+      skip_keys_past_end(e, "g_kk * 16");
       code.line(fmt::format(
           "const unsigned g_pf[4] = {{{0}(g_s[2 * g_kk][0], g_s[2 * g_kk][1]), {0}(g_s[2 * "
           "g_kk][2], g_s[2 * g_kk][3]), {0}(g_s[2 * g_kk + 1][0], g_s[2 * g_kk + 1][1]), {0}(g_s[2 "
@@ -1064,6 +1113,7 @@ class TiledAttentionWriter {
         code.line(fmt::format("{}(g_o[g_c], g_pf, g_vf);", mma_function(pv_type_)));
         code.line(fmt::format("{}(g_o[g_c + 1], g_pf, g_vf + 2);", mma_function(pv_type_)));
         e.close_block();
+        close_skip(e);
         e.close_block();
         return;
       }
@@ -1074,6 +1124,7 @@ class TiledAttentionWriter {
                             word("g_v", "g_at + 8")));
       code.line(fmt::format("{}(g_o[g_c], g_pf, g_vf);", mma_function(pv_type_)));
       e.close_block();
+      close_skip(e);
       e.close_block();
       return;
     }
@@ -1122,7 +1173,11 @@ class TiledAttentionWriter {
   // epilogue (rows past M are not stored).
   void epilogue(ElementEmitter& e) {
     CodeWriter& code = e.code();
-    const int64_t cols = a_.columns;
+    const int64_t cols = a_.columns, stride = part_stride();
+    if (normalizes_in_registers()) {
+      epilogue_one_split(e);
+      return;
+    }
     code.line("__syncthreads();");
     code.line("#pragma unroll");
     e.open_block(fmt::format("for (int g_c = 0; g_c < {}; ++g_c)", cols / 8));
@@ -1131,7 +1186,7 @@ class TiledAttentionWriter {
     code.line(fmt::format(
         "g_part[(g_warp * {} + g_g + g_h / 2 * 8) * {} + g_c * 8 + 2 * g_t + g_h % 2] = "
         "g_o[g_c][g_h];",
-        kWarpRows, cols));
+        kWarpRows, stride));
     e.close_block();
     e.close_block();
     if (online_) store_statistics(e);
@@ -1157,10 +1212,10 @@ class TiledAttentionWriter {
       code.line(nan_guard_
                     ? "const float g_factor = g_guarded ? 0.0f : exp(g_row_max[g_at] - g_top_base);"
                     : "const float g_factor = exp(g_row_max[g_at] - g_top_base);");
-      code.line(fmt::format("g_num += g_part[g_at * {} + g_c] * g_factor;", cols));
+      code.line(fmt::format("g_num += g_part[g_at * {} + g_c] * g_factor;", stride));
       code.line("g_den += g_row_sum[g_at] * g_factor;");
     } else {
-      code.line(fmt::format("g_num += g_part[g_at * {} + g_c];", cols));
+      code.line(fmt::format("g_num += g_part[g_at * {} + g_c];", stride));
     }
     e.close_block();
     const std::string at =
@@ -1171,6 +1226,85 @@ class TiledAttentionWriter {
                                             : "g_num / g_den";
     e.bind(a_.output->result(), at, e.temp("float", rounded(*a_.output, result)));
     store_outputs(e, body_, outputs_, at);
+    e.close_block();
+    close_spread_loop(e, checked);
+  }
+
+  // The row stride of the partial O rows in shared memory (g_part, floats): 8 past the columns,
+  // so that the 8 row groups of a warp's fragment stores fall in different banks (ncu on ViT's
+  // attention: 5.6-way conflicts with the unpadded stride).
+  int64_t part_stride() const { return a_.columns + 8; }
+
+  // Online softmax with one key split: each thread divides its O fragments by its rows' sums in
+  // registers; nothing is combined across warps.
+  bool normalizes_in_registers() const { return online_ && key_splits_ == 1; }
+
+  // Whether the block writes O itself, 8 columns (16 bytes) a thread: the body's one output is
+  // O, 16-bit, the columns a multiple of 8 (rows start 16-byte aligned).
+  bool stores_vectors() const {
+    const DType dtype = a_.output->result()->type().dtype;
+    return body_.outputs.size() == 1 && body_.outputs[0] == a_.output->result() &&
+           is_16_bit(dtype) && a_.columns % kCopyElements == 0;
+  }
+
+  // The epilogue with one key split: O / sum per row in registers (guarded rows, and rows whose
+  // every key was masked, keep O = Σ 0·V' undivided), through shared memory to the block's
+  // threads, then stored row-major, 8 columns a thread where stores_vectors().
+  void epilogue_one_split(ElementEmitter& e) {
+    CodeWriter& code = e.code();
+    const int64_t cols = a_.columns, stride = part_stride();
+    code.line("float g_inv[2];");
+    code.line("#pragma unroll");
+    e.open_block("for (int g_r = 0; g_r < 2; ++g_r)");
+    code.line(nan_guard_
+                  ? "g_inv[g_r] = g_nan[g_r] || g_sum[g_r] == 0.0f ? 1.0f : 1.0f / g_sum[g_r];"
+                  : "g_inv[g_r] = 1.0f / g_sum[g_r];");
+    e.close_block();
+    code.line("__syncthreads();");
+    code.line("#pragma unroll");
+    e.open_block(fmt::format("for (int g_c = 0; g_c < {}; ++g_c)", cols / 8));
+    code.line("#pragma unroll");
+    e.open_block("for (int g_r = 0; g_r < 2; ++g_r)");
+    code.line(fmt::format(
+        "*reinterpret_cast<g_float2*>(&g_part[(g_warp * {} + g_g + g_r * 8) * {} + g_c * 8 + 2 * "
+        "g_t]) = g_float2{{g_o[g_c][2 * g_r] * g_inv[g_r], g_o[g_c][2 * g_r + 1] * g_inv[g_r]}};",
+        kWarpRows, stride));
+    e.close_block();
+    e.close_block();
+    code.line("__syncthreads();");
+    if (!stores_vectors()) {
+      const bool checked = open_spread_loop(e, query_tile_ * cols);
+      code.line(fmt::format("const int g_local = g_i / {}, g_c = g_i % {};", cols, cols));
+      code.line("const int g_q = g_m0 + g_local;");
+      e.open_block(fmt::format("if (g_q < {})", a_.queries));
+      const std::string at =
+          e.index_temp(fmt::format("(g_b * {} + g_q) * {} + g_c", a_.queries, cols));
+      e.bind(
+          a_.output->result(), at,
+          e.temp("float", rounded(*a_.output, fmt::format("g_part[g_local * {} + g_c]", stride))));
+      store_outputs(e, body_, outputs_, at);
+      e.close_block();
+      close_spread_loop(e, checked);
+      return;
+    }
+    const int64_t chunks = cols / kCopyElements;
+    const DType dtype = a_.output->result()->type().dtype;
+    const bool checked = open_spread_loop(e, query_tile_ * chunks);
+    code.line(fmt::format("const int g_local = g_i / {}, g_c = g_i % {} * {};", chunks, chunks,
+                          kCopyElements));
+    code.line("const int g_q = g_m0 + g_local;");
+    e.open_block(fmt::format("if (g_q < {})", a_.queries));
+    code.line(fmt::format("const float* const g_row = g_part + g_local * {} + g_c;", stride));
+    code.line("g_half8 g_w;");
+    code.line("#pragma unroll");
+    code.line(
+        fmt::format("for (int g_u = 0; g_u < 4; ++g_u) g_w.w[g_u] = {}(g_row[2 * g_u], "
+                    "g_row[2 * g_u + 1]);",
+                    pack_function(dtype)));
+    code.line(
+        fmt::format("*reinterpret_cast<g_half8*>(&{}[(static_cast<{}>(g_b) * {} + g_q) * {} + "
+                    "g_c]) = g_w;",
+                    outputs_[0], e.index_type(), a_.queries, cols));
     e.close_block();
     close_spread_loop(e, checked);
   }
@@ -1189,6 +1323,7 @@ class TiledAttentionWriter {
   bool strided_ = false;
   bool first_pass_ = true;
   StridedOperand q_, k_, v_;
+  std::string folded_scale_;  // the f32 factor of the scores when Q'·K''s scales fold (or "")
   std::vector<std::string> batch_coordinates_;
   std::string minus_inf_, plus_inf_;
   // Score operands computed once per key (shared memory, per key tile) or per row (registers).

@@ -11,30 +11,38 @@
 //   - strided fast path (16-bit): when Q', K', V' are strided views of inputs (strided_view.h),
 //     perhaps scaled by one-element constants, head size contiguous and rows 16-byte aligned,
 //     their rows come by cp.async (Q' once; K' and V' [key][·] double-buffered, the next tile's
-//     copies in flight during this tile's math), the scalar ops run on the copied chunks, and
-//     fragments come by ldmatrix (.trans for V');
+//     copies in flight during this tile's math), the scalar ops run on the copied chunks (Q'
+//     and K' each scaled by one f16 constant, as torch exports sdpa: the constants' product
+//     scales the f32 scores instead), and fragments come by ldmatrix (.trans for V');
 //   - per key tile (64 keys of 16-bit values; 32 keys of floats) K' and V' are read the same way
 //     into shared memory, keys past N as zeros; S = Q'·K' by mma.sync m16n8k16 with f32
 //     accumulation (Q' kept as A fragments, K' [key][d] and V'ᵀ [e][key] read as 32-bit pairs,
 //     rows padded by 8 values: no bank conflicts), or by f32 FMAs from float4 reads;
-//   - each score goes through the ops up to the softmax's operand in registers, at its flat
-//     index (a mask broadcast over heads and rows is read there); keys past N score −inf;
+//   - each score (f32, not rounded to the matmul's 16-bit type) goes through the ops up to the
+//     softmax's operand in registers, at its flat index (a mask broadcast over heads and rows is
+//     read there); keys past N score −inf, and a warp's 8-key groups wholly past N skip their
+//     mmas;
 //   - softmax per query row: the four lanes of a row combine their maxima with shuffles.
 //     When only casts lead from the softmax to P' (one pass, online softmax): a running max and
-//     sum, the accumulator rescaled when the max grows, P = exp(s − max) rounded to P''s type as
-//     it packs into the mma A fragments, O divided by the sum at the end. PyTorch's NaN guard
+//     sum, the accumulator rescaled when the max grows, P = exp(s − max) (ex2.approx, max.NaN on
+//     tensor cores) rounded to P''s type as it packs into the mma A fragments, O divided by the
+//     sum at the end. PyTorch's NaN guard
 //     where(is_nan(P), 0, P) among those casts also takes one pass: a row's P is NaN everywhere
 //     (a NaN score, or every score −inf) or nowhere, so a guarded row gets p = 0 from the tile
-//     its NaN shows (its O scaled by 0 then) and O = Σ 0·V' undivided. Otherwise two passes: the
+//     its NaN shows in the running max (its O scaled by 0 then) and O = Σ 0·V' undivided.
+//     Otherwise two passes: the
 //     row max and sum over all keys first, then P = exp(s − max) / sum at each score's index
 //     through the ops to P' exactly as the body computes them;
 //   - O += P'·V' by mma (16-bit) or through a per-warp P tile in shared memory (f32, rounded to
 //     TF32 where the matmul's tf32 attribute is set);
 //   - at the end the warps' partial O and row statistics meet in shared memory (reusing the
-//     tiles), and the block's threads write each output element through the epilogue.
+//     tiles), and the block's threads write each output element through the epilogue; with one
+//     key split (online) each thread divides its rows by their sums in registers first, and where
+//     O is the body's one 16-bit output the block stores it 8 columns (16 bytes) a thread.
 //
 // Shared memory, at most about 36 KB: 16-bit: 64 × (D + 8) + E × 72 values (Q' staged in the K'
-// buffer); strided: 2 × 64 × (D + 8) + 2 × 64 × (E + 8) values (dynamic above 48 KB); f32: Q' 64 × (D + 4), K' and V' 32 × (D + 4), 32 × (E + 4), P 64 × (keys a warp + 4).
+// buffer); strided: 2 × 64 × (D + 8) + 2 × 64 × (E + 8) values (dynamic above 48 KB); f32: Q' 64 ×
+// (D + 4), K' and V' 32 × (D + 4), 32 × (E + 4), P 64 × (keys a warp + 4).
 #pragma once
 
 #include "codegen/attention_body.h"

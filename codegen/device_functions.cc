@@ -320,6 +320,20 @@ __device__ __forceinline__ void kiln_block_arg_reduce(T& best, long long& best_i
   asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(bits) : "f"(high), "f"(low));
   return bits;
 })"},
+      // max.NaN (sm_80+): a NaN in either operand gives NaN, in one instruction (kiln_max's
+      // compare and select take three); the tiled attention's running max on tensor cores.
+      {"kiln_max_nan", R"(__device__ __forceinline__ float kiln_max_nan(float a, float b) {
+  float c;
+  asm("max.NaN.f32 %0, %1, %2;" : "=f"(c) : "f"(a), "f"(b));
+  return c;
+})"},
+      // 2^x by MUFU.EX2 alone (exp2f adds a range fix-up for subnormal results): relative error
+      // about 2^-22; results below 2^-126 flush to 0, -inf gives 0, NaN stays NaN.
+      {"kiln_exp2_approx", R"(__device__ __forceinline__ float kiln_exp2_approx(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+})"},
       {"kiln_mma_f16_16816",
        R"(__device__ __forceinline__ void kiln_mma_f16_16816(float* c, const unsigned* a, const unsigned* b) {
   asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"

@@ -155,6 +155,18 @@ inline unsigned kiln_mul_f16x2(unsigned a, unsigned b) {
                          kiln_f16_to_f32(a >> 16) * kiln_f16_to_f32(b >> 16));
 }
 
+// max.NaN.f32: NaN when either operand is (the canonical NaN), else the larger.
+inline float kiln_max_nan(float a, float b) {
+  if (a != a || b != b) return __int_as_float(0x7fffffff);
+  return a > b ? a : b;
+}
+// ex2.approx.ftz.f32: 2^x, results below 2^-126 flushed to zero (the approximation's error,
+// about 2^-22 relative, is not modelled: exact to float here).
+inline float kiln_exp2_approx(float x) {
+  const float y = std::exp2(x);
+  return y < 0x1p-126f ? 0.0f : y;
+}
+
 // cp.async, deferred as late as the PTX allows: a thread's copies happen when a
 // cp.async.wait_group leaves fewer groups in flight than it committed, so a missing wait or
 // commit reads stale shared memory.
