@@ -2,7 +2,8 @@
 # ctest python_pip_install: `pip install` of the kiln package the fast way, against this build:
 # the build tree is installed into a temporary prefix (cmake --install), then pip builds only
 # the module (python/ as the CMake project, find_package(kiln) from that prefix) without build
-# isolation or network, into a temporary target directory, which must then import and work.
+# isolation or network, into a temporary target directory, which must then import and work: the
+# example model on the CPU reference, and with a CUDA device on the GPU too.
 # A plain `pip install .` builds kiln's libraries again (minutes); docs/PYTHON.md.
 #
 #   usage: pip_install.sh BUILD_DIR SOURCE_DIR PYTHON
@@ -38,5 +39,12 @@ exe = kiln.compile(model, arch="sm_80", input_shapes={"image": image.shape},
                    cache_dir=str(pathlib.Path.cwd() / "cache"))
 assert exe.inputs == [("image", (1, 1, 28, 28), "float32")], exe.inputs
 assert (pathlib.Path(kiln.__file__).parent / "py.typed").exists()
-print(f"python_pip_install: kiln {kiln.__version__} installed and ran")
+where = "the CPU reference"
+if kiln.cuda_device_error() is None:  # with a GPU, the installed package runs the model there
+    gpu = kiln.compile(model, input_shapes={"image": image.shape},
+                       cache_dir=str(pathlib.Path.cwd() / "cache"))
+    got = gpu(image)
+    numpy.testing.assert_allclose(got, probabilities, rtol=1e-3, atol=1e-4)
+    where += " and the GPU"
+print(f"python_pip_install: kiln {kiln.__version__} installed and ran on {where}")
 PY
