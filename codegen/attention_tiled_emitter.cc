@@ -258,6 +258,11 @@ class TiledAttentionWriter {
     const ProbabilityPath path = probability_path(a);
     online_ = path != ProbabilityPath::kExact;
     nan_guard_ = path == ProbabilityPath::kNanGuard;
+    // A folded scale of f16 Q'K' with nothing between the scores and the online softmax joins
+    // log2(e) in the exponent: p = 2^(s·k − max·k) by one FFMA a score, k = scale·log2(e) (as
+    // flash attention does; f16 scores are at most 65504²·D, so s·k cannot overflow).
+    scale_in_exponent_ = !folded_scale_.empty() && folded_factor_ > 0 && online_ &&
+                         tensor_cores_ && qk_type_ == DType::kF16 && plain_scores();
     minus_inf_ = cuda_literal(-std::numeric_limits<double>::infinity(), DType::kF32);
     plus_inf_ = cuda_literal(std::numeric_limits<double>::infinity(), DType::kF32);
     find_hoisted();
@@ -307,7 +312,10 @@ class TiledAttentionWriter {
         query_tile_, key_tile_, key_splits_,
         strided_ ? "Q/K/V by cp.async from strided views" : "Q/K/V through the element machinery",
         online_ ? ", online softmax (one pass)" : ", exact softmax (two passes)");
-    if (!folded_scale_.empty()) spec_.tactic += ", Q/K scales folded into the scores";
+    if (!folded_scale_.empty()) {
+      spec_.tactic += scale_in_exponent_ ? ", Q/K scales folded into the exponent"
+                                         : ", Q/K scales folded into the scores";
+    }
     if (!hoisted_.empty()) {
       int64_t per_key = 0;
       for (const Hoisted& h : hoisted_) per_key += h.per_key ? 1 : 0;
@@ -333,7 +341,21 @@ class TiledAttentionWriter {
       factor *= static_cast<double>(half_bits_to_float(*bits));
     }
     if (!q_.transformed() && !k_.transformed()) return;
+    folded_factor_ = factor;
     folded_scale_ = cuda_literal(factor, DType::kF32);
+  }
+
+  // Whether the scores reach the softmax through widening casts only (no mask, no further op).
+  bool plain_scores() const {
+    for (const Value* value = a_.softmax->operand(0); value != a_.scores->result();) {
+      const Node* producer = value->producer();
+      const DType dtype = value->type().dtype;
+      if (!producer || producer->op() != "cast" || (dtype != DType::kF32 && dtype != DType::kF64)) {
+        return false;
+      }
+      value = producer->operand(0);
+    }
+    return true;
   }
 
   // Whether Q' (K') is copied and then transformed in shared memory.
@@ -802,17 +824,23 @@ class TiledAttentionWriter {
     // The scores stay f32 (not rounded to Q'K''s 16-bit type), as flash attention keeps them:
     // two conversions a score fewer, and closer to the exact result.
     e.bind(a_.scores->result(), at,
-           e.temp("float",
-                  folded_scale_.empty() ? "g_s[g_n][g_h]" : "g_s[g_n][g_h] * " + folded_scale_));
-    if (a_.keys % key_tile_ == 0) {
-      code.line(fmt::format("g_s[g_n][g_h] = {};", e.element(a_.softmax->operand(0), at)));
-    } else {
-      code.line(fmt::format("g_s[g_n][g_h] = g_key < {} ? {} : {};", a_.keys,
-                            e.element(a_.softmax->operand(0), at), minus_inf_));
-    }
+           e.temp("float", folded_scale_.empty() || scale_in_exponent_
+                               ? "g_s[g_n][g_h]"
+                               : "g_s[g_n][g_h] * " + folded_scale_));
+    code.line(fmt::format("g_s[g_n][g_h] = {};", e.element(a_.softmax->operand(0), at)));
     e.close_block();
     e.close_block();
     for (const Hoisted& h : hoisted_) e.clear_override(h.value);
+    if (a_.keys % key_tile_ == 0) return;
+    // Keys past N (in the last, partial tile only: whole tiles skip the test) score −inf.
+    e.open_block(fmt::format("if (g_key0 + {} > {})", key_tile_, a_.keys));
+    open_fragment_loops(e);
+    code.line(fmt::format("if (g_key0 + g_split + g_n * 8 + 2 * g_t + g_h % 2 >= {}) "
+                          "g_s[g_n][g_h] = {};",
+                          a_.keys, minus_inf_));
+    e.close_block();
+    e.close_block();
+    e.close_block();
   }
 
   // Score operands worth computing once per key or per row instead of once per score (a mask
@@ -964,13 +992,22 @@ class TiledAttentionWriter {
     // ±3.4e38, or rows masked with f32's lowest value, do not overflow as max·log2(e) would). On
     // tensor cores by ex2.approx.ftz alone (MUFU.EX2; 16-bit P' has no use for exp2f's subnormal
     // fix-up), else exp2f.
-    const std::string log2e = fmt::format("{:.9g}f", kLog2e);
+    const std::string log2e = scale_in_exponent_
+                                  ? cuda_literal(folded_factor_ * kLog2e, DType::kF32)
+                                  : fmt::format("{:.9g}f", kLog2e);
     const std::string exp2 = tensor_cores_ ? "kiln_exp2_approx" : "exp2f";
     const auto exp_minus_base = [&](const std::string& x) {
       return online_ ? fmt::format("{}(({} - g_base) * {})", exp2, x, log2e)
                      : fmt::format("exp({} - g_base)", x);
     };
     code.line(fmt::format("const float g_base = g_new_max == {} ? 0.0f : g_new_max;", minus_inf_));
+    const auto exp_of_score = [&](const std::string& x) {
+      return scale_in_exponent_ ? fmt::format("{}(fmaf({}, {}, -g_base_k))", exp2, x, log2e)
+                                : exp_minus_base(x);
+    };
+    if (scale_in_exponent_ && probabilities) {
+      code.line(fmt::format("const float g_base_k = g_base * {};", log2e));
+    }
     if (nan_guard_ && probabilities) {
       nan_flags(e);
       code.line(fmt::format("const float g_scale = g_nan[g_r] ? 0.0f : {};",
@@ -993,8 +1030,8 @@ class TiledAttentionWriter {
     e.open_block("for (int g_h = 2 * g_r; g_h < 2 * g_r + 2; ++g_h)");
     code.line(nan_guard_ && probabilities
                   ? fmt::format("const float g_p = g_nan[g_r] ? 0.0f : {};",
-                                exp_minus_base("g_s[g_n][g_h]"))
-                  : fmt::format("const float g_p = {};", exp_minus_base("g_s[g_n][g_h]")));
+                                exp_of_score("g_s[g_n][g_h]"))
+                  : fmt::format("const float g_p = {};", exp_of_score("g_s[g_n][g_h]")));
     code.line("g_sum[g_r] += g_p;");
     if (probabilities) code.line("g_s[g_n][g_h] = g_p;");
     e.close_block();
@@ -1209,9 +1246,15 @@ class TiledAttentionWriter {
     e.open_block(fmt::format("for (int g_ks = 0; g_ks < {}; ++g_ks)", key_splits_));
     code.line(fmt::format("const int g_at = g_ks * {} + g_local;", query_tile_));
     if (online_) {
-      code.line(nan_guard_
-                    ? "const float g_factor = g_guarded ? 0.0f : exp(g_row_max[g_at] - g_top_base);"
-                    : "const float g_factor = exp(g_row_max[g_at] - g_top_base);");
+      // The splits' maxima are of the scores as the exponent takes them: unscaled where the
+      // scale rides in the exponent (scale_in_exponent_).
+      const std::string factor =
+          scale_in_exponent_
+              ? fmt::format("exp2f((g_row_max[g_at] - g_top_base) * {})",
+                            cuda_literal(folded_factor_ * kLog2e, DType::kF32))
+              : "exp(g_row_max[g_at] - g_top_base)";
+      code.line(nan_guard_ ? "const float g_factor = g_guarded ? 0.0f : " + factor + ";"
+                           : "const float g_factor = " + factor + ";");
       code.line(fmt::format("g_num += g_part[g_at * {} + g_c] * g_factor;", stride));
       code.line("g_den += g_row_sum[g_at] * g_factor;");
     } else {
@@ -1324,6 +1367,8 @@ class TiledAttentionWriter {
   bool first_pass_ = true;
   StridedOperand q_, k_, v_;
   std::string folded_scale_;  // the f32 factor of the scores when Q'·K''s scales fold (or "")
+  double folded_factor_ = 1.0;
+  bool scale_in_exponent_ = false;  // the folded scale rides in the exponent (see the constructor)
   std::vector<std::string> batch_coordinates_;
   std::string minus_inf_, plus_inf_;
   // Score operands computed once per key (shared memory, per key tile) or per row (registers).
