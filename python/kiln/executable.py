@@ -83,10 +83,20 @@ class Executable:
         inputs: Optional[Sequence[Any]] = None,
         iterations: int = 100,
         warmup: int = 10,
+        devices: Optional[str] = None,
     ) -> Dict[str, Any]:
         """Times CUDA-graph replays (after running once on `inputs`, if given, else on the last
         run's inputs, zeros before any): {"median_ms", "p90_ms", "min_ms", "iterations",
-        "device"}."""
+        "device"}.
+
+        devices ("all", or indices such as "0,1"): the program as data-parallel replicas, one
+        per listed GPU (host numpy inputs copied to each), timed alone on the first device and
+        then on all at once, one host thread each, as `kiln bench --devices`: {"batch",
+        "iterations", "devices": [{"device", "description", "median_ms", "p90_ms"}],
+        "one_device_inferences_per_s", "inferences_per_s", "scaling"} (batch: the first
+        input's leading dimension; throughput = batch x replays / wall time)."""
+        if devices is not None:
+            return self._bench_devices(inputs, iterations, warmup, devices)
         if inputs is not None:
             self._run_ordered(list(inputs))
         times = sorted(self._native.time(iterations, warmup))
@@ -97,6 +107,26 @@ class Executable:
             "iterations": iterations,
             "device": self.device,
         }
+
+    def _bench_devices(self, inputs: Optional[Sequence[Any]], iterations: int, warmup: int,
+                       devices: str) -> Dict[str, Any]:
+        arrays = [] if inputs is None else [_host_array(x) for x in inputs]
+        if arrays and len(arrays) != len(self.inputs):
+            raise ValueError(f"expected {len(self.inputs)} inputs, got {len(arrays)}")
+        timing = self._native.time_devices(str(devices), arrays, iterations, warmup)
+        shape = self.inputs[0].shape if self.inputs else ()
+        batch = shape[0] if shape else 1
+        per_device = []
+        for index, description, times in timing["devices"]:
+            times = sorted(times)
+            per_device.append({"device": index, "description": description,
+                               "median_ms": statistics.median(times),
+                               "p90_ms": times[int(0.9 * (len(times) - 1))]})
+        one = batch * iterations / timing["one_device_wall_s"]
+        every = batch * iterations * len(per_device) / timing["all_devices_wall_s"]
+        return {"batch": batch, "iterations": iterations, "devices": per_device,
+                "one_device_inferences_per_s": one, "inferences_per_s": every,
+                "scaling": every / one}
 
     def _run_ordered(self, inputs: List[Any]) -> List[Any]:
         specs = self._native.inputs

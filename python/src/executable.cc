@@ -1,10 +1,13 @@
 // The Executable class of the extension module: save, signature, inspect, and runs on the
-// Session (host arrays, device pointers, timing). GPU work runs without the GIL.
+// Session (host arrays, device pointers, timing, timing on several devices at once). GPU work
+// runs without the GIL.
 #include "executable.h"
 
 #include <pybind11/stl.h>
 
 #include "ir/error.h"
+#include "runtime/concurrent_timing.h"
+#include "runtime/device_list.h"
 #include "runtime/program_io.h"
 #include "tensors.h"
 #include "tools/inspect_report.h"
@@ -35,12 +38,17 @@ auto Executable::with_session(Work work) {
   return work(*session_);
 }
 
-py::list Executable::run(const py::list& inputs) {
+std::vector<Tensor> Executable::input_tensors(const py::list& inputs) const {
   std::vector<Tensor> tensors;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const std::string& name = program_.buffers.at(program_.inputs.at(i)).name;
     tensors.push_back(tensor_from_array(inputs[i].cast<py::array>(), "input '" + name + "'"));
   }
+  return tensors;
+}
+
+py::list Executable::run(const py::list& inputs) {
+  const std::vector<Tensor> tensors = input_tensors(inputs);
   for (int index : program_.outputs) {  // refused before running, not after
     const ProgramBuffer& buffer = program_.buffers.at(index);
     check_numpy_dtype(buffer.type.dtype, "output '" + buffer.name + "'");
@@ -82,6 +90,44 @@ std::string Executable::device() {
   return with_session([](Session& session) { return session.device_description(); });
 }
 
+py::dict Executable::time_devices(const std::string& devices, const py::list& inputs,
+                                  int iterations, int warmup) {
+  if (iterations < 1 || warmup < 0) {
+    throw InputError("bench: iterations must be at least 1 and warmup at least 0");
+  }
+  const std::vector<Tensor> tensors = input_tensors(inputs);
+  std::vector<int> indices;
+  std::vector<Session> sessions;
+  ConcurrentTiming alone, together;
+  {
+    py::gil_scoped_release release;
+    require_cuda_device();  // "no CUDA driver" / "no CUDA device" before any device is named
+    try {
+      indices = parse_device_list(devices, cuda_device_names());
+    } catch (const InputError& error) {
+      throw InputError(std::string("bench: devices: ") + error.what());
+    }
+    for (const int index : indices) {
+      sessions.push_back(Session::load(program_, {.device = index}));
+      if (!tensors.empty()) sessions.back().run(tensors);
+    }
+    std::vector<Session*> all;
+    for (Session& session : sessions) all.push_back(&session);
+    alone = time_concurrently({all[0]}, iterations, warmup);
+    together = all.size() > 1 ? time_concurrently(all, iterations, warmup) : alone;
+  }
+  py::list per_device;
+  for (size_t i = 0; i < sessions.size(); ++i) {
+    per_device.append(py::make_tuple(indices[i], sessions[i].device_description(),
+                                     py::cast(together.milliseconds[i])));
+  }
+  py::dict result;
+  result["devices"] = per_device;
+  result["one_device_wall_s"] = alone.wall_seconds;
+  result["all_devices_wall_s"] = together.wall_seconds;
+  return result;
+}
+
 void bind_executable(py::module_& module) {
   py::class_<Executable>(module, "Executable")
       .def("save", &Executable::save, py::arg("path"))
@@ -98,6 +144,8 @@ void bind_executable(py::module_& module) {
       .def("run_device", &Executable::run_device, py::arg("inputs"), py::arg("outputs"),
            py::arg("stream") = py::none())
       .def("time", &Executable::time, py::arg("iterations"), py::arg("warmup"))
+      .def("time_devices", &Executable::time_devices, py::arg("devices"), py::arg("inputs"),
+           py::arg("iterations"), py::arg("warmup"))
       .def("device", &Executable::device);
 }
 

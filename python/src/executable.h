@@ -41,8 +41,16 @@ class Executable {
   std::vector<float> time(int iterations, int warmup);
   // "NVIDIA H100 80GB HBM3 (sm_90)"; loads the session.
   std::string device();
+  // The program loaded on each device `devices` lists ("all", "0,1"), a Session each (run once on
+  // `inputs` when given), timed alone on the first device, then on all at once, one host thread
+  // each (runtime/concurrent_timing.h): {"devices": [(index, description, [ms...])...],
+  // "one_device_wall_s", "all_devices_wall_s"}.
+  pybind11::dict time_devices(const std::string& devices, const pybind11::list& inputs,
+                              int iterations, int warmup);
 
  private:
+  // The inputs as tensors, each checked against the program's input (named in errors).
+  std::vector<Tensor> input_tensors(const pybind11::list& inputs) const;
   // Runs `work` on the session (loaded on first use) without the GIL, holding session_mutex_.
   template <class Work>
   auto with_session(Work work);

@@ -83,6 +83,8 @@ def test_run_without_gpu(mnist_model, mnist_image, kiln_cache):
                        cache_dir=kiln_cache)
     with pytest.raises(kiln.UnsupportedError, match="^no CUDA device"):
         exe(mnist_image)
+    with pytest.raises(kiln.UnsupportedError, match="no CUDA device"):
+        exe.bench(devices="all")
     with pytest.raises(kiln.InputError, match="no CUDA device"):
         kiln.compile(mnist_model, arch="native", input_shapes={"image": (1, 1, 28, 28)})
 

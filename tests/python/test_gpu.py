@@ -1,6 +1,6 @@
 """Runs on a GPU (marked gpu; skipped with kiln's reason without a device): numpy in and out
 against the CPU reference, torch CUDA tensors zero-copy (outputs allocated by torch on the
-input's device), 16-bit precisions, save/load and run, bench."""
+input's device), 16-bit precisions, save/load and run, bench (on one and on every device)."""
 
 import numpy
 import pytest
@@ -101,6 +101,19 @@ def test_bench(exe, images):
     result = exe.bench([images], iterations=20, warmup=2)
     assert result["median_ms"] > 0 and result["p90_ms"] >= result["min_ms"]
     assert result["iterations"] == 20
+
+
+def test_bench_on_every_device(exe, images):
+    """Data-parallel replicas on every GPU (one on a one-GPU host), as kiln bench --devices."""
+    result = exe.bench([images], iterations=20, warmup=2, devices="all")
+    assert [d["device"] for d in result["devices"]] == list(range(len(result["devices"])))
+    assert all(d["median_ms"] > 0 and "sm_" in d["description"] for d in result["devices"])
+    assert result["batch"] == SHAPES["image"][0] and result["iterations"] == 20
+    assert result["inferences_per_s"] > 0 and result["one_device_inferences_per_s"] > 0
+    assert result["scaling"] == pytest.approx(
+        result["inferences_per_s"] / result["one_device_inferences_per_s"])
+    with pytest.raises(kiln.InputError, match="devices: .*0.* twice"):
+        exe.bench(devices="0,0")
 
 
 def test_cupy(exe, images, expected):
