@@ -531,12 +531,12 @@ void emit_split_k_store(ElementEmitter& e, KernelParams& params, const Contracti
 }
 
 bool stores_result_runs(const KernelBody& body, const Node& anchor, const ContractionView& view,
-                        int width) {
+                        int width, bool f32_outputs) {
   if (view.result_contiguous_along_m() || view.cols % width != 0) return false;
   const int64_t elements = anchor.result()->type().num_elements();
   return std::all_of(body.outputs.begin(), body.outputs.end(), [&](const Value* output) {
     const DType dtype = output->type().dtype;
-    return (dtype == DType::kF16 || dtype == DType::kBF16) &&
+    return (dtype == DType::kF16 || dtype == DType::kBF16 || (f32_outputs && dtype == DType::kF32)) &&
            output->type().num_elements() == elements;
   });
 }

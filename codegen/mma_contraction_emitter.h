@@ -64,8 +64,10 @@ void emit_split_k_store(ElementEmitter& e, KernelParams& params, const Contracti
 // multiple of `width`, may be written as one store of 2 · width bytes: a result contiguous along
 // n with a multiple of `width` columns (so a run never straddles a row and starts aligned), and
 // 16-bit outputs, each as many elements as the contraction's result (an elementwise epilogue's).
+// With `f32_outputs`, f32 outputs count too (stored as runs of width · 4 bytes: a residual
+// stream kept in f32 beside its 16-bit copy).
 bool stores_result_runs(const KernelBody& body, const Node& anchor, const ContractionView& view,
-                        int width);
+                        int width, bool f32_outputs = false);
 
 // Writes result elements (b, m, n) and (b, m, n + 1) from their sums `low` and `high`: the op's
 // result and the epilogue at each, then one 32-bit store per output. Call it inside a block of

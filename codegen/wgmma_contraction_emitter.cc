@@ -302,7 +302,7 @@ class WgmmaKernelWriter {
   // g_n0 + 8j + 2 · (lane mod 4) + r mod 2.
   void results(const std::vector<std::string>& outputs) {
     const bool split = tiling_.splits > 1;
-    if (!split && stores_result_runs(body_, anchor_, view_, kVector) &&
+    if (!split && stores_result_runs(body_, anchor_, view_, kVector, /*f32_outputs=*/true) &&
         int64_t{kWgmmaBlockM} * staged_row() * 4 <= tiling_.stages * stage_bytes_) {
       return results_through_shared(outputs);
     }
@@ -335,9 +335,10 @@ class WgmmaKernelWriter {
 
   // The sums through shared memory (the pipeline's, free after the last step) as a 128 ×
   // (block_n + 8) f32 tile, so that each thread then finishes runs of 8 neighbouring columns of
-  // a row, consecutive threads consecutive runs: per run one 16-byte store per output and one
-  // 16-byte load per 16-bit input read where the result lies (a residual), where the registers'
-  // fragment layout would give 4-byte stores and 2-byte loads, rows 8 apart in a warp.
+  // a row, consecutive threads consecutive runs: per run one 16-byte store per 16-bit output
+  // (two per f32 one) and one 16-byte load per 16-bit input read where the result lies (a
+  // residual), where the registers' fragment layout would give 2- to 8-byte stores and 2-byte
+  // loads, rows 8 apart in a warp.
   void results_through_shared(const std::vector<std::string>& outputs) {
     code_.line("__syncthreads();");
     code_.line("float* const g_tile = reinterpret_cast<float*>(g_shared);");

@@ -28,10 +28,10 @@
 //
 // so two steps' copies and one step's multiplies run while a step is issued. Register 4j + r of
 // a thread holds row 16 · warp + lane / 4 + 8 · (r / 2) of its warpgroup's 64, column
-// 8j + 2 · (lane mod 4) + r mod 2. Where the outputs are 16-bit and runs of 8 columns stay in a
-// row (stores_result_runs), the sums go through shared memory (the stages' bytes, free after the
-// last step) as an f32 tile, and each thread finishes runs of 8 columns, consecutive threads
-// consecutive runs of a row: one 16-byte store per output, one 16-byte load per 16-bit input read
+// 8j + 2 · (lane mod 4) + r mod 2. Where the outputs are 16-bit or f32 and runs of 8 columns stay
+// in a row (stores_result_runs), the sums go through shared memory (the stages' bytes, free after
+// the last step) as an f32 tile, and each thread finishes runs of 8 columns, consecutive threads
+// consecutive runs of a row: 16-byte stores per output, one 16-byte load per 16-bit input read
 // where the result lies (a residual). Otherwise the registers go through emit_contraction_result
 // (or emit_paired_results) as the mma.sync kernel's do, and split-K slices to the workspace.
 #pragma once
