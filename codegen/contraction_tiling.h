@@ -86,7 +86,8 @@ MmaTiling choose_mma_tiling(int64_t batch, int64_t rows, int64_t cols, int64_t d
 // once: for wgmma every block_n of 64..256 the columns allow (shallow contractions up to
 // kWgmmaShallowMaxBlockN), with the split-K the heuristic would give that width, and for
 // contractions at least 2 · kWgmmaMinSplitSteps steps deep also split in two where the heuristic
-// does not split (a grid 1.5 waves deep becomes 3 waves); for mma.sync the 128 × 128 and 64 × 64
+// does not split (a grid 1.5 waves deep becomes 3 waves), and 128 wide in the shallow stage count
+// where the heuristic pipelines deeper (two blocks an SM); for mma.sync the 128 × 128 and 64 × 64
 // tiles, each with its heuristic split and without one. Empty when the heuristic finds no wgmma
 // tiling (block_n 0).
 std::vector<WgmmaTiling> wgmma_tiling_candidates(int64_t batch, int64_t rows, int64_t cols,

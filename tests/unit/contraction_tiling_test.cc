@@ -162,9 +162,13 @@ TEST(ContractionTiling, CandidatesStartWithTheHeuristicsChoiceAndComeOnce) {
   const std::vector<WgmmaTiling> ffn_down = wgmma_tiling_candidates(1, 6304, 768, 3072, hopper);
   ASSERT_FALSE(ffn_down.empty());
   EXPECT_EQ(ffn_down.front(), choose_wgmma_tiling(1, 6304, 768, 3072, hopper));
-  EXPECT_EQ(ffn_down.size(), 8u);
+  EXPECT_EQ(ffn_down.size(), 9u);
   const WgmmaTiling halves{.block_n = 192, .stages = 4, .splits = 2, .split_depth = 1536};
   EXPECT_NE(std::find(ffn_down.begin(), ffn_down.end(), halves), ffn_down.end());
+  // ... and 128 wide in 3 stages, two blocks an SM.
+  const WgmmaTiling pair{.block_n = 128, .stages = 3, .splits = 1, .split_depth = 3072};
+  EXPECT_NE(std::find(ffn_down.begin(), ffn_down.end(), pair), ffn_down.end());
+  EXPECT_GE(wgmma_blocks_per_sm(128, 3, hopper), 2);
   for (size_t i = 0; i < ffn_down.size(); ++i) {
     EXPECT_EQ(std::count(ffn_down.begin(), ffn_down.end(), ffn_down[i]), 1) << i;
   }
