@@ -1,7 +1,8 @@
 // Whether a program fits the GPU's free memory before a session allocates any of it: its
 // weights, its arena (the planned intermediates) and its input and output buffers, against what
 // cudaMemGetInfo reports free, so that a program too large for the GPU is an input error naming
-// the bytes (exit 2) rather than a cudaMalloc failure halfway through loading.
+// the bytes (exit 2) rather than a cudaMalloc failure halfway through loading; likewise for a
+// further session sharing the weights.
 #pragma once
 
 #include <cstdint>
@@ -18,5 +19,11 @@ uint64_t device_bytes_needed(const Program& program);
 // GPU memory (weights 1.00 GiB, arena 512.0 MiB, inputs and outputs 1.2 MiB); the GPU has
 // 1.00 GiB free".
 std::string device_memory_shortfall(const Program& program, uint64_t free_bytes);
+
+// The same for one more session sharing a loaded program's weights (Session::share): its arena
+// and its input and output buffers, e.g. "a shared session of the program needs 512.0 MiB of GPU
+// memory (arena 512.0 MiB, inputs and outputs 1.2 MiB; the weights are shared); the GPU has
+// 100.0 MiB free".
+std::string shared_session_shortfall(const Program& program, uint64_t free_bytes);
 
 }  // namespace kiln

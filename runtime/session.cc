@@ -13,6 +13,7 @@
 
 #include "ir/error.h"
 #include "runtime/cuda_api.h"
+#include "runtime/device_memory_fit.h"
 #include "runtime/device_list.h"
 #include "runtime/loaded_program.h"
 #include "runtime/program_io.h"
@@ -327,6 +328,12 @@ Session Session::load(Program program, const SessionOptions& options) {
 
 Session Session::share() const {
   const CurrentDevice current(state_->loaded->device);
+  size_t free_bytes = 0, total_bytes = 0;
+  cuda_check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+  if (const std::string shortfall = shared_session_shortfall(program(), free_bytes);
+      !shortfall.empty()) {
+    throw InputError(shortfall + " (" + state_->loaded->device_description + ")");
+  }
   return Session(std::make_unique<State>(state_->loaded));
 }
 

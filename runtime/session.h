@@ -80,7 +80,8 @@ class Session {
   // A new session of this program on this device that reads this session's weights on the GPU
   // (no second copy) and has its own arena, stream, input and output buffers and graph. Either
   // session may be destroyed first: the weights go with the last of them. Its first run checks
-  // each step, as any session's first run does.
+  // each step, as any session's first run does. Without the free GPU memory for its arena and
+  // buffers: InputError naming the bytes (device_memory_fit.h).
   Session share() const;
 
   const Program& program() const;
