@@ -356,6 +356,9 @@ class WgmmaKernelWriter {
     e_.close_block();
     code_.line("__syncthreads();");
     const int runs_per_row = tiling_.block_n / kVector;
+    // Unrolled, so that the runs' 16-byte loads of inputs read where the result lies (a
+    // residual) are all in flight together instead of one run's at a time.
+    code_.line("#pragma unroll");
     e_.open_block(fmt::format("for (int g_p = 0; g_p < {}; ++g_p)",
                               kWgmmaBlockM * runs_per_row / kWgmmaThreads));
     code_.line(fmt::format("const int g_q = threadIdx.x + g_p * {}, g_row = g_q / {}, g_run = g_q % {};",
