@@ -9,6 +9,7 @@
 #include "codegen/pool_emitter.h"
 #include "codegen/reduction_emitter.h"
 #include "codegen/resize_element.h"
+#include "codegen/scatter_emitter.h"
 #include "codegen/top_k_emitter.h"
 #include "ir/error.h"
 #include "ir/fusion.h"
@@ -50,6 +51,10 @@ std::vector<Emitter> make_table() {
        {{"window", nullptr, &one_kernel<&emit_direct_conv_kernel>}}},
       {"cum_sum", &is_cum_sum_body, true, {{"line", nullptr, &one_kernel<&emit_cum_sum_kernel>}}},
       {"top_k", &is_top_k_body, true, {{"rank", nullptr, &one_kernel<&emit_top_k_kernel>}}},
+      {"scatter",
+       &is_scatter_body,
+       true,
+       {{"by output element", nullptr, &one_kernel<&emit_scatter_kernel>}}},
       {"contraction",
        &is_contraction_body,
        true,
