@@ -5,6 +5,7 @@
 #include "codegen/contraction_emitter.h"
 #include "codegen/cum_sum_emitter.h"
 #include "codegen/direct_conv_emitter.h"
+#include "codegen/einsum_emitter.h"
 #include "codegen/loop_emitter.h"
 #include "codegen/pool_emitter.h"
 #include "codegen/reduction_emitter.h"
@@ -55,6 +56,7 @@ std::vector<Emitter> make_table() {
        &is_scatter_body,
        true,
        {{"by output element", nullptr, &one_kernel<&emit_scatter_kernel>}}},
+      {"einsum", &is_einsum_body, true, {{"direct", nullptr, &one_kernel<&emit_einsum_kernel>}}},
       {"contraction",
        &is_contraction_body,
        true,

@@ -17,9 +17,9 @@ namespace {
 TEST(EmitterTableTest, OrderEndsWithTheLoopEmitterThatTakesEverything) {
   std::vector<std::string> kinds;
   for (const Emitter& emitter : emitter_table()) kinds.emplace_back(emitter.kind);
-  EXPECT_THAT(kinds,
-              ::testing::ElementsAre("attention", "pool", "direct_conv", "cum_sum", "top_k",
-                                     "scatter", "contraction", "reduction", "resize", "loop"));
+  EXPECT_THAT(kinds, ::testing::ElementsAre("attention", "pool", "direct_conv", "cum_sum", "top_k",
+                                            "scatter", "einsum", "contraction", "reduction",
+                                            "resize", "loop"));
 }
 
 TEST(EmitterTableTest, EveryEmitterHasAVariantOnEveryDefaultArch) {
