@@ -82,12 +82,14 @@ void apply_nd_updates(ElementEmitter& e, const Node& node) {
   const size_t depth = static_cast<size_t>(indices->type().shape.back());
   const int64_t block = product(shape, depth, shape.size());
   const int64_t tuples = indices->type().num_elements() / static_cast<int64_t>(depth);
-  const std::string prefix = e.index_temp(fmt::format("i / {}", block));
-  const std::string rest = e.index_temp(fmt::format("i % {}", block));
+  // Tuples of every index (block 1) name single elements: i itself.
+  const std::string prefix = block == 1 ? "i" : e.index_temp(fmt::format("i / {}", block));
+  const std::string rest = block == 1 ? "" : e.index_temp(fmt::format("i % {}", block));
   e.open_block(fmt::format("for ({} tuple = 0; tuple < {}; ++tuple)", e.index_type(), tuples));
   std::vector<std::string> terms;
   for (size_t j = 0; j < depth; ++j) {
-    const std::string at = depth == 1 ? "tuple" : fmt::format("tuple * {} + {}", depth, j);
+    const std::string first = depth == 1 ? "tuple" : fmt::format("tuple * {}", depth);
+    const std::string at = j == 0 ? first : fmt::format("{} + {}", first, j);
     const std::string index = e.element(indices, e.index_temp(at));
     const int64_t stride = product(shape, j + 1, depth);
     terms.push_back(fmt::format("kiln_resolve_index({}, {}){}", index, shape[j],
@@ -95,7 +97,8 @@ void apply_nd_updates(ElementEmitter& e, const Node& node) {
   }
   const std::string target = e.temp("long long", fmt::format("{}", fmt::join(terms, " + ")));
   e.open_block(fmt::format("if ({} == {})", target, prefix));
-  const std::string update_index = e.index_temp(fmt::format("tuple * {} + {}", block, rest));
+  const std::string update_index =
+      block == 1 ? "tuple" : e.index_temp(fmt::format("tuple * {} + {}", block, rest));
   e.code().line(combine_statement(node.string_attr("reduction"), node.result()->type().dtype,
                                   e.element(node.operand(2), update_index)));
   e.close_block();
