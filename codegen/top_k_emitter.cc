@@ -56,7 +56,10 @@ KernelSpec emit_top_k_kernel(const KernelBody& body) {
   code.line(floats ? "// ones (NaN the largest) and the equal ones at lower positions."
                    : "// ones and the equal ones at lower positions.");
   code.line(fmt::format("{} rank = 0;", e.index_type()));
-  e.open_block(fmt::format("for ({} other = 0; other < {}; ++other)", e.index_type(), count));
+  // A thread stops counting once its element is out of the first k (never, when k is the axis).
+  const std::string in_top_k = k < count ? fmt::format(" && rank < {}", k) : "";
+  e.open_block(
+      fmt::format("for ({} other = 0; other < {}{}; ++other)", e.index_type(), count, in_top_k));
   const std::string y = e.element(
       input, e.index_temp(inner == 1 ? line_start + " + other"
                                      : fmt::format("{} + other * {}", line_start, inner)));
