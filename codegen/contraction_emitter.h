@@ -34,9 +34,8 @@ bool is_contraction_body(const KernelBody& body);
 // The kernels of a contraction for `target`, in launch order: one, or two when it is split along
 // K (tensor-core contractions at least 2 · kMinSplitTiles K-steps of kMmaTileK deep whose grid
 // leaves SMs idle, contraction_tiling.h), which share an f32 workspace parameter. Throws
-// UnsupportedError naming what it cannot do (rank-1 matmul operands, convolutions other than
-// 2-D: lowering gives those and conv_transpose to the direct conv kernels,
-// codegen/direct_conv_emitter.h).
+// UnsupportedError naming what it cannot do (convolutions other than 2-D: lowering gives those
+// and conv_transpose to the direct conv kernels, codegen/direct_conv_emitter.h).
 // `tactic` indexes contraction_tactics(body, target); SIMT contractions have one way (0).
 std::vector<KernelSpec> emit_contraction_kernels(const KernelBody& body, const Target& target,
                                                  int tactic);

@@ -15,21 +15,24 @@ class MatmulView : public ContractionView {
     const Shape& a = node.operand(0)->type().shape;
     const Shape& b = node.operand(1)->type().shape;
     const Shape& out = node.result()->type().shape;
-    if (a.size() < 2 || b.size() < 2) {
-      throw UnsupportedError(node.describe() + ": matmul of a rank-1 operand on the GPU");
-    }
-    rows = a[a.size() - 2];
+    // A 1-D A is one row [1, k], a 1-D B one column [k, 1]; the result lacks that axis.
+    const bool a_vector = a.size() == 1;
+    b_vector_ = b.size() == 1;
+    rows = a_vector ? 1 : a[a.size() - 2];
     depth = a.back();
-    cols = b.back();
-    batch_shape_.assign(out.begin(), out.end() - 2);
+    cols = b_vector_ ? 1 : b.back();
+    const size_t matrix_axes = (a_vector ? 0 : 1) + (b_vector_ ? 0 : 1);
+    batch_shape_.assign(out.begin(), out.end() - static_cast<std::ptrdiff_t>(matrix_axes));
     for (int64_t dim : batch_shape_) batch *= dim;
   }
+  // A 1-D A broadcasts as a [1, k] matrix would, so only a 1-D B needs its own index.
   std::string a_index(ElementEmitter& e, const std::string& b, const std::string& m,
                       const std::string& k) override {
     return matmul_operand_index(e, a_operand(), batch_shape_, b, m, k, rows, depth);
   }
   std::string b_index(ElementEmitter& e, const std::string& b, const std::string& k,
                       const std::string& n) override {
+    if (b_vector_) return e.index_temp(k);
     return matmul_operand_index(e, b_operand(), batch_shape_, b, k, n, depth, cols);
   }
   std::string result_index(ElementEmitter& e, const std::string& b, const std::string& m,
@@ -48,6 +51,7 @@ class MatmulView : public ContractionView {
 
  private:
   Shape batch_shape_;
+  bool b_vector_ = false;
 };
 
 class GemmView : public ContractionView {
@@ -117,7 +121,8 @@ class ConvView : public ContractionView {
     }
     channels_last_ = node.int_attr("channels_last") != 0;
     // Dims of X, W and Y: channel, height, width.
-    const size_t c = channels_last_ ? 3 : 1, h = channels_last_ ? 1 : 2, wd = channels_last_ ? 2 : 3;
+    const size_t c = channels_last_ ? 3 : 1, h = channels_last_ ? 1 : 2,
+                 wd = channels_last_ ? 2 : 3;
     groups_ = node.int_attr("group");
     channels_ = x[c];
     height_ = x[h];
@@ -207,7 +212,8 @@ class ConvView : public ContractionView {
     const std::string ox = e.index_temp(fmt::format("{} % {}", pixel, out_w_));
     std::string tap;
     if (channels_last_) {
-      channel_ = e.index_temp(fmt::format("{} * {} + {} % {}", b, group_channels, k, group_channels));
+      channel_ =
+          e.index_temp(fmt::format("{} * {} + {} % {}", b, group_channels, k, group_channels));
       tap = e.index_temp(fmt::format("{} / {}", k, group_channels));
     } else {
       channel_ = e.index_temp(fmt::format("{} * {} + {} / {}", b, group_channels, k, taps));

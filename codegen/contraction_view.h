@@ -4,7 +4,8 @@
 // (codegen/element_emitter.h). Both contraction kernels (the SIMT one and the tensor-core one)
 // read their operands and write their results through it:
 //
-//   matmul  A, B: the operands (numpy batch broadcasting); b over the result's batch dims
+//   matmul  A, B: the operands (numpy batch broadcasting); b over the result's batch dims; a
+//           1-D A is one row (m = 0), a 1-D B one column (n = 0)
 //   gemm    alpha · op(A) · op(B) + beta · C, op = transpose when transA / transB
 //   conv    2-D, implicit GEMM per group b: m = (image, out_y, out_x), n = output channel of
 //           the group, k = (input channel of the group, kernel_y, kernel_x); padding reads 0.
@@ -89,8 +90,7 @@ std::string matmul_operand_index(ElementEmitter& e, const Value* value, const Sh
 // The gemm, matmul or conv node of a contraction body, or nullptr.
 const Node* contraction_anchor(const KernelBody& body);
 
-// The view of `anchor`. Throws UnsupportedError for rank-1 matmul operands and convolutions
-// other than 2-D.
+// The view of `anchor`. Throws UnsupportedError for convolutions other than 2-D.
 std::unique_ptr<ContractionView> contraction_view_of(const Node& anchor);
 
 }  // namespace kiln::codegen

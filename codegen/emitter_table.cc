@@ -5,10 +5,13 @@
 #include "codegen/contraction_emitter.h"
 #include "codegen/cum_sum_emitter.h"
 #include "codegen/direct_conv_emitter.h"
+#include "codegen/einsum_emitter.h"
 #include "codegen/loop_emitter.h"
 #include "codegen/pool_emitter.h"
 #include "codegen/reduction_emitter.h"
 #include "codegen/resize_element.h"
+#include "codegen/scatter_emitter.h"
+#include "codegen/top_k_emitter.h"
 #include "ir/error.h"
 #include "ir/fusion.h"
 #include "ir/op_registry.h"
@@ -48,6 +51,12 @@ std::vector<Emitter> make_table() {
        true,
        {{"window", nullptr, &one_kernel<&emit_direct_conv_kernel>}}},
       {"cum_sum", &is_cum_sum_body, true, {{"line", nullptr, &one_kernel<&emit_cum_sum_kernel>}}},
+      {"top_k", &is_top_k_body, true, {{"rank", nullptr, &one_kernel<&emit_top_k_kernel>}}},
+      {"scatter",
+       &is_scatter_body,
+       true,
+       {{"by output element", nullptr, &one_kernel<&emit_scatter_kernel>}}},
+      {"einsum", &is_einsum_body, true, {{"direct", nullptr, &one_kernel<&emit_einsum_kernel>}}},
       {"contraction",
        &is_contraction_body,
        true,

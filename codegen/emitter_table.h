@@ -8,6 +8,10 @@
 //   direct_conv   depthwise/narrow grouped, non-2-D convs and conv_transpose
 //                 (direct_conv_emitter.h)
 //   cum_sum       cum_sum (cum_sum_emitter.h)
+//   top_k         top_k: a thread per element ranks it in its line (top_k_emitter.h)
+//   scatter       scatter_elements, scatter_nd: a thread per output element applies the updates
+//                 landing on it in order (scatter_emitter.h)
+//   einsum        einsum: a thread per output element sums its products (einsum_emitter.h)
 //   contraction   gemm, matmul, conv anchors: tensor-core or SIMT, split-K as two kernels
 //                 (contraction_emitter.h)
 //   reduction     fusion.reduction bodies and single reduction ops (reduction_emitter.h)

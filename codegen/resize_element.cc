@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "codegen/cuda_expr.h"
+#include "codegen/double_store.h"
 #include "ir/dtype.h"
 
 namespace kiln::codegen {
@@ -225,35 +226,6 @@ std::string emit_sum(ElementEmitter& e, const Node& node, const std::vector<Axis
   return acc;
 }
 
-// The double `sum` rounded to float to odd (an inexact result takes the neighbour whose last
-// mantissa bit is 1): storing that to bf16 (round to nearest even, 16 fewer bits) rounds as
-// rounding the double straight to bf16 does, which the reference does.
-std::string rounded_to_odd_float(ElementEmitter& e, const std::string& sum) {
-  const std::string nearest = e.temp("float", "(float)" + sum);
-  const std::string bits = e.temp("unsigned", "__float_as_uint(" + nearest + ")");
-  const std::string keep =
-      fmt::format("(double){0} == {1} || ({2} & 1u) != 0 || ({2} & 0x7f800000u) == 0x7f800000u",
-                  nearest, sum, bits);
-  return e.temp("float",
-                fmt::format("{} ? {} : __uint_as_float(fabs({}) > fabs((double){}) ? {} + 1u : "
-                            "{} - 1u)",
-                            keep, nearest, sum, nearest, bits, bits));
-}
-
-// The double `sum` stored as the reference stores it, in the result's compute type.
-std::string stored_as(ElementEmitter& e, DType dtype, const std::string& sum) {
-  const std::string type(cuda_compute_type(dtype));
-  if (dtype == DType::kF64) return sum;
-  if (dtype == DType::kF16) return e.temp(type, "kiln_round_to_f16(" + sum + ")");
-  if (dtype == DType::kBF16) return rounded_to_odd_float(e, sum);
-  if (dtype == DType::kF32) return e.temp(type, "(float)" + sum);
-  const auto [low, high] = integer_range(dtype);
-  // i64's largest value is no double: the reference clamps to the largest double below 2^63.
-  const double top = dtype == DType::kI64 ? std::nextafter(0x1p63, 0.0) : static_cast<double>(high);
-  return e.temp(type, fmt::format("({})fmin(fmax(rint({}), {}), {})", type, sum,
-                                  lit(static_cast<double>(low)), lit(top)));
-}
-
 }  // namespace
 
 std::string resize_element(ElementEmitter& e, const Node& node, const std::string& index) {
@@ -276,10 +248,11 @@ std::string resize_element(ElementEmitter& e, const Node& node, const std::strin
   }
   // An empty result has no element to compute; an unresized one goes through double too.
   if (num_elements(out) == 0) return cuda_literal(0, dtype);
-  if (axes.empty()) return stored_as(e, dtype, "(double)" + e.element(node.operand(0), index));
+  if (axes.empty())
+    return stored_from_double(e, dtype, "(double)" + e.element(node.operand(0), index));
   std::vector<AxisTaps> taps;
   for (const Axis& a : axes) taps.push_back(emit_taps(e, node, a, source[a.axis]));
-  return stored_as(e, dtype, emit_sum(e, node, axes, taps, axes.size() - 1, source));
+  return stored_from_double(e, dtype, emit_sum(e, node, axes, taps, axes.size() - 1, source));
 }
 
 bool is_resize_body(const KernelBody& body) { return first_node_of(body, {"resize"}) != nullptr; }

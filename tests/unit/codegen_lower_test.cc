@@ -146,23 +146,25 @@ graph @g(%x: f32[8], %y: f32[8]) -> (f32[8], f32[8]) {
   EXPECT_EQ(program.kernels[0].provenance, (std::vector<std::string>{"Add", "Relu"}));
 }
 
-// top_k and einsum are opaque: the GPU backend has no kernel for them.
-constexpr const char* kOpaqueOps = R"(
-graph @g(%x: f32[2,4]) -> (f32[2,4], f32[2,4]) {
-  %v, %i = top_k(%x) {axis=-1, k=4} : (f32[2,4], i64[2,4]) loc("TopK_1")
-  %0 = relu(%v) : f32[2,4] loc("Relu_2")
-  %1 = einsum(%0) {equation="ij->ij"} : f32[2,4] loc("Einsum_3")
+// Matmuls of more batches than one launch's grid holds: the GPU backend has no kernel for them.
+constexpr const char* kRefusedKernels = R"(
+graph @g(%x: f32[65536,1,4], %y: f32[65536,4,4]) -> (f32[65536,1,4], f32[65536,1,4]) {
+  %m = matmul(%x, %y) : f32[65536,1,4] loc("MatMul_1")
+  %0 = relu(%m) : f32[65536,1,4] loc("Relu_2")
+  %1 = matmul(%0, %y) : f32[65536,1,4] loc("MatMul_3")
   return %0, %1
 })";
 
 TEST(CodegenLower, RefusesEveryKernelItCannotGenerateAtOnce) {
   try {
-    lower_text(kOpaqueOps);
+    lower_text(kRefusedKernels);
     FAIL() << "expected UnsupportedError";
   } catch (const UnsupportedError& error) {
-    EXPECT_STREQ(error.what(),
-                 "the GPU backend does not generate these kernels yet: top_k (onnx: TopK_1); "
-                 "einsum (onnx: Einsum_3)");
+    EXPECT_STREQ(
+        error.what(),
+        "the GPU backend does not generate these kernels yet: matmul (onnx: MatMul_1): too "
+        "many rows or batches for one launch; matmul (onnx: MatMul_3): too many rows or "
+        "batches for one launch");
   }
 }
 
@@ -170,9 +172,11 @@ TEST(CodegenLower, SkipUnsupportedLowersTheRestAndReportsWhatItLeftOut) {
   CodegenOptions options;
   options.skip_unsupported = true;
   LoweringReport report;
-  const Program program = lower_text(kOpaqueOps, options, &report);
+  const Program program = lower_text(kRefusedKernels, options, &report);
   EXPECT_EQ(report.skipped,
-            (std::vector<std::string>{"top_k (onnx: TopK_1)", "einsum (onnx: Einsum_3)"}));
+            (std::vector<std::string>{
+                "matmul (onnx: MatMul_1): too many rows or batches for one launch",
+                "matmul (onnx: MatMul_3): too many rows or batches for one launch"}));
   ASSERT_EQ(program.steps.size(), 1u);  // relu
   EXPECT_EQ(program.kernels[0].provenance, std::vector<std::string>{"Relu_2"});
 }

@@ -17,8 +17,9 @@ namespace {
 TEST(EmitterTableTest, OrderEndsWithTheLoopEmitterThatTakesEverything) {
   std::vector<std::string> kinds;
   for (const Emitter& emitter : emitter_table()) kinds.emplace_back(emitter.kind);
-  EXPECT_THAT(kinds, ::testing::ElementsAre("attention", "pool", "direct_conv", "cum_sum",
-                                            "contraction", "reduction", "resize", "loop"));
+  EXPECT_THAT(kinds, ::testing::ElementsAre("attention", "pool", "direct_conv", "cum_sum", "top_k",
+                                            "scatter", "einsum", "contraction", "reduction",
+                                            "resize", "loop"));
 }
 
 TEST(EmitterTableTest, EveryEmitterHasAVariantOnEveryDefaultArch) {
@@ -49,9 +50,7 @@ graph @g(%x: f32[2,8], %w: f32[8,4]) -> (f32[2,4], f32[2,8], f32[2,1], f32[2,2])
     const Emitter& emitter = emitter_for(kernel_body_of(*node));
     kinds.push_back(std::string(emitter.kind) + (emitter.anchors_opaque_ops ? "+" : ""));
   }
-  // top_k is opaque and only the loop emitter takes it, which anchors no opaque op: lowering
-  // refuses it.
-  EXPECT_THAT(kinds, ::testing::ElementsAre("contraction+", "loop", "reduction", "loop"));
+  EXPECT_THAT(kinds, ::testing::ElementsAre("contraction+", "loop", "reduction", "top_k+"));
 }
 
 }  // namespace
