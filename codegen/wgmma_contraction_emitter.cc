@@ -407,14 +407,29 @@ class WgmmaKernelWriter {
       code_.line(fmt::format("g_out{}.v[g_c] = {};", k, e_.stored(body_.outputs[k], at)));
     }
     e_.close_block();
+    bool f32_halves = false;
     for (size_t k = 0; k < outputs.size(); ++k) {
-      const std::string type = vector_type(body_.outputs[k]->type().dtype, kVector);
+      const DType dtype = body_.outputs[k]->type().dtype;
+      if (dtype == DType::kF32) {
+        // Two 16-byte stores: a caller's output buffer (run_device) is only promised 16-byte
+        // alignment, not the 32 of a whole run of 8 floats.
+        const std::string half = vector_type(DType::kF32, kVector / 2);
+        for (int h = 0; h < 2; ++h) {
+          code_.line(fmt::format("reinterpret_cast<{0}*>(&{1}[{2}])[{3}] = reinterpret_cast<const "
+                                 "{0}*>(&g_out{4})[{3}];",
+                                 half, outputs[k], first, h, k));
+        }
+        f32_halves = true;
+        continue;
+      }
+      const std::string type = vector_type(dtype, kVector);
       code_.line(fmt::format("*reinterpret_cast<{}*>(&{}[{}]) = g_out{};", type, outputs[k],
                              first, k));
     }
     e_.close_block();
     e_.close_block();
     spec_.definitions += vector_definitions(vector_dtypes, kVector);
+    if (f32_halves) spec_.definitions += vector_definition(DType::kF32, kVector / 2);
   }
 
   // The 16-bit kernel inputs other than the operands with as many elements as the result (a

@@ -43,13 +43,12 @@ std::string device_memory_shortfall(const Program& program, uint64_t free_bytes)
 }
 
 std::string shared_session_shortfall(const Program& program, uint64_t free_bytes) {
-  const uint64_t needed = static_cast<uint64_t>(program.arena_bytes) + io_bytes(program);
+  const uint64_t needed = static_cast<uint64_t>(program.arena_bytes);
   if (needed <= free_bytes) return "";
   return fmt::format(
-      "a shared session of the program needs {} of GPU memory (arena {}, inputs and outputs {}; "
-      "the weights are shared); the GPU has {} free",
-      readable(needed), readable(static_cast<uint64_t>(program.arena_bytes)),
-      readable(io_bytes(program)), readable(free_bytes));
+      "a shared session of the program needs {} of GPU memory for its arena (the weights are "
+      "shared); the GPU has {} free",
+      readable(needed), readable(free_bytes));
 }
 
 }  // namespace kiln

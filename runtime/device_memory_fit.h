@@ -20,10 +20,10 @@ uint64_t device_bytes_needed(const Program& program);
 // 1.00 GiB free".
 std::string device_memory_shortfall(const Program& program, uint64_t free_bytes);
 
-// The same for one more session sharing a loaded program's weights (Session::share): its arena
-// and its input and output buffers, e.g. "a shared session of the program needs 512.0 MiB of GPU
-// memory (arena 512.0 MiB, inputs and outputs 1.2 MiB; the weights are shared); the GPU has
-// 100.0 MiB free".
+// The same for one more session sharing a loaded program's weights (Session::share): the arena
+// it allocates at once (its input and output buffers come later, and only for runs on host
+// tensors), e.g. "a shared session of the program needs 512.0 MiB of GPU memory for its arena
+// (the weights are shared); the GPU has 100.0 MiB free".
 std::string shared_session_shortfall(const Program& program, uint64_t free_bytes);
 
 }  // namespace kiln

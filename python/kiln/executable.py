@@ -8,7 +8,6 @@ The GPU session is created on the first run; without a GPU that raises kiln.Unsu
 """
 
 import os
-import statistics
 from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
 
 import numpy
@@ -101,8 +100,8 @@ class Executable:
             self._run_ordered(list(inputs))
         times = sorted(self._native.time(iterations, warmup))
         return {
-            "median_ms": statistics.median(times),
-            "p90_ms": times[min(len(times) - 1, int(0.9 * len(times)))],
+            "median_ms": _percentile(times, 0.5),
+            "p90_ms": _percentile(times, 0.9),
             "min_ms": times[0],
             "iterations": iterations,
             "device": self.device,
@@ -110,6 +109,9 @@ class Executable:
 
     def _bench_devices(self, inputs: Optional[Sequence[Any]], iterations: int, warmup: int,
                        devices: str) -> Dict[str, Any]:
+        if inputs is not None and any(_device.is_device_tensor(x) for x in inputs):
+            raise ValueError("bench(devices=...) copies host inputs to every device; pass numpy "
+                             "arrays or CPU tensors")
         arrays = [] if inputs is None else [_host_array(x) for x in inputs]
         if arrays and len(arrays) != len(self.inputs):
             raise ValueError(f"expected {len(self.inputs)} inputs, got {len(arrays)}")
@@ -120,13 +122,13 @@ class Executable:
         for index, description, times in timing["devices"]:
             times = sorted(times)
             per_device.append({"device": index, "description": description,
-                               "median_ms": statistics.median(times),
-                               "p90_ms": times[int(0.9 * (len(times) - 1))]})
+                               "median_ms": _percentile(times, 0.5),
+                               "p90_ms": _percentile(times, 0.9)})
         one = batch * iterations / timing["one_device_wall_s"]
         every = batch * iterations * len(per_device) / timing["all_devices_wall_s"]
         return {"batch": batch, "iterations": iterations, "devices": per_device,
                 "one_device_inferences_per_s": one, "inferences_per_s": every,
-                "scaling": every / one}
+                "scaling": every / one if one > 0 else float("nan")}
 
     def _run_ordered(self, inputs: List[Any]) -> List[Any]:
         specs = self._native.inputs
@@ -146,6 +148,11 @@ class Executable:
 
             return [torch.from_numpy(y) for y in outputs]
         return list(outputs)
+
+
+def _percentile(ordered: List[float], fraction: float) -> float:
+    """The element at `fraction` of the sorted times, as `kiln bench` reports (no interpolation)."""
+    return ordered[int(fraction * (len(ordered) - 1))]
 
 
 def _host_array(x: Any) -> numpy.ndarray:

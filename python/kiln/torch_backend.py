@@ -9,8 +9,9 @@ Each graph TorchDynamo captures is exported to ONNX (torch.onnx.export of the FX
 compiled by kiln for this GPU (kiln.compile, arch "native"); its runs pass torch CUDA tensors
 zero-copy. The graph's parameters and buffers become the ONNX model's weights (dynamo passes
 them as graph inputs; they are baked in at compile time, so the compiled graph is for inference:
-later changes to the weights are not seen). Where kiln cannot take a graph — the export fails,
-kiln refuses an op (its message names it), or an input is not a tensor of fixed shape — the
+later changes to the weights and buffers are not seen). Where kiln cannot take a graph — the
+export fails, kiln refuses an op (its message names it), an input is not a tensor of fixed shape,
+or the graph writes to an input or buffer in place (a KV cache, BatchNorm in training mode) — the
 graph runs as eager PyTorch instead, with a warning saying why.
 
 options (torch.compile's options=): precision "fp32" (default), "tf32", "fp16", "bf16"; any
@@ -108,6 +109,52 @@ def _weight_positions(graph: torch.fx.GraphModule, inputs: Sequence[Any]) -> Lis
     return positions
 
 
+# Ops that return a view of their first operand: writing to the view writes to the operand.
+_VIEWS = {"__getitem__", "getitem", "view", "reshape", "transpose", "permute", "narrow", "select",
+          "expand", "squeeze", "unsqueeze", "t", "as_strided", "split", "chunk", "unbind",
+          "flatten", "unflatten", "view_as", "expand_as", "movedim", "diagonal", "contiguous"}
+
+
+def _name_of(target: Any) -> str:
+    return target if isinstance(target, str) else getattr(target, "__name__", str(target))
+
+
+def _written_input(graph: torch.fx.GraphModule) -> str:
+    """Why the graph has side effects kiln would drop, or "": an input or buffer written in place
+    (a KV cache, a counter; through views too, or as an out= argument), or BatchNorm in training
+    mode (it updates its running statistics). Baked in or exported, such a write would be lost
+    and later calls would read stale values."""
+    def placeholder_behind(value: Any) -> Optional[torch.fx.Node]:
+        while isinstance(value, torch.fx.Node):
+            if value.op == "placeholder":
+                return value
+            if value.op not in ("call_function", "call_method") or not value.args or \
+                    _name_of(value.target) not in _VIEWS:
+                return None
+            value = value.args[0]
+        return None
+
+    for node in graph.graph.nodes:
+        if node.op not in ("call_function", "call_method"):
+            continue
+        name = _name_of(node.target)
+        written = []
+        if name == "setitem" or (name.endswith("_") and not name.startswith("_")) or \
+                node.kwargs.get("inplace") is True:
+            written.append(node.args[0] if node.args else None)
+        if "out" in node.kwargs:
+            written.append(node.kwargs["out"])
+        for value in written:
+            target = placeholder_behind(value)
+            if target is not None:
+                return f"the graph writes to its input {target.name!r} in place ({name})"
+        if name == "batch_norm":
+            training = node.kwargs.get("training", node.args[5] if len(node.args) > 5 else False)
+            if training is True:
+                return "BatchNorm runs in training mode (it updates its running statistics)"
+    return ""
+
+
 def _why_not_tensors(inputs: Sequence[Any]) -> str:
     for k, x in enumerate(inputs):
         if not isinstance(x, torch.Tensor):
@@ -139,7 +186,7 @@ def kiln_backend(graph: torch.fx.GraphModule, example_inputs: Sequence[Any],
                  options: Optional[Dict[str, Any]] = None) -> Callable[..., Any]:
     """The TorchDynamo backend: a callable running `graph` through kiln, or its eager forward
     (with a warning) where kiln cannot take it. `options` (torch.compile's) go to kiln.compile."""
-    why = _why_not_tensors(example_inputs)
+    why = _why_not_tensors(example_inputs) or _written_input(graph)
     if why:
         return _eager(graph, why)
     weight_positions = _weight_positions(graph, example_inputs)

@@ -80,6 +80,60 @@ def test_parameters_and_buffers_are_baked_in_and_inputs_are_not():
     assert len(seen["weights"]) == 6, seen  # conv weight, bias; BN weight, bias, mean, var
 
 
+class Counter(torch.nn.Module):
+    """A buffer written in forward, as a KV cache is: baked in, later calls would read it stale."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("seen", torch.zeros(3))
+
+    def forward(self, x):
+        self.seen.add_(x.sum(0))
+        return x * 2 + self.seen
+
+
+def test_a_graph_writing_a_buffer_runs_eagerly():
+    model = Counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        torch._dynamo.reset()
+        run = compiled(model, arch="sm_90")
+        first = run(torch.ones(2, 3))
+        second = run(torch.ones(2, 3))
+    reasons = [str(w.message) for w in caught if str(w.message).startswith("kiln:")]
+    assert reasons and "in place" in reasons[0] and "runs as eager PyTorch" in reasons[0], reasons
+    torch.testing.assert_close(first, torch.full((2, 3), 4.0))
+    torch.testing.assert_close(second, torch.full((2, 3), 6.0))  # the buffer moved on
+
+
+def test_an_inplace_op_on_an_input_runs_eagerly():
+    def halve_in_place(x):
+        return torch.nn.functional.relu(x, inplace=True) * 0.5
+
+    x = torch.tensor([[-1.0, 2.0]])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        torch._dynamo.reset()
+        got = torch.compile(halve_in_place, backend="kiln", dynamic=False,
+                            options={"arch": "sm_90"})(x)
+    reasons = [str(w.message) for w in caught if str(w.message).startswith("kiln:")]
+    assert reasons and "in place" in reasons[0], reasons
+    torch.testing.assert_close(x, torch.tensor([[0.0, 2.0]]))  # the caller's tensor was written
+    torch.testing.assert_close(got, torch.tensor([[0.0, 1.0]]))
+
+
+def test_batch_norm_in_training_mode_runs_eagerly():
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.BatchNorm2d(4)).train()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        torch._dynamo.reset()
+        compiled(model, arch="sm_90")(torch.randn(2, 3, 8, 8))
+    reasons = [str(w.message) for w in caught if str(w.message).startswith("kiln:")]
+    # Caught by its counter's add_ (or, without one, by batch_norm's training flag).
+    assert reasons and ("in place" in reasons[0] or "training mode" in reasons[0]), reasons
+    assert int(model[1].num_batches_tracked) == 1  # eager updated the statistics
+
+
 @pytest.mark.gpu
 def test_small_net_on_the_gpu_matches_eager(kiln_cache):
     torch.manual_seed(0)
