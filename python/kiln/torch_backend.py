@@ -115,6 +115,12 @@ _VIEWS = {"__getitem__", "getitem", "view", "reshape", "transpose", "permute", "
           "flatten", "unflatten", "view_as", "expand_as", "movedim", "diagonal", "contiguous"}
 
 
+# Python's in-place operators (x[i] = v, x += v, ...) as FX records them (operator.setitem, iadd).
+_IN_PLACE_OPERATORS = {"setitem", "iadd", "isub", "imul", "itruediv", "ifloordiv", "imod", "ipow",
+                       "iand", "ior", "ixor", "ilshift", "irshift", "imatmul", "__setitem__",
+                       "__iadd__", "__isub__", "__imul__", "__itruediv__"}
+
+
 def _name_of(target: Any) -> str:
     return target if isinstance(target, str) else getattr(target, "__name__", str(target))
 
@@ -139,7 +145,7 @@ def _written_input(graph: torch.fx.GraphModule) -> str:
             continue
         name = _name_of(node.target)
         written = []
-        if name == "setitem" or (name.endswith("_") and not name.startswith("_")) or \
+        if name in _IN_PLACE_OPERATORS or (name.endswith("_") and not name.startswith("_")) or \
                 node.kwargs.get("inplace") is True:
             written.append(node.args[0] if node.args else None)
         if "out" in node.kwargs:
