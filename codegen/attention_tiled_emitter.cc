@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <set>
 
 #include "codegen/cuda_expr.h"
@@ -261,7 +262,7 @@ class TiledAttentionWriter {
     // A folded scale of f16 Q'K' with nothing between the scores and the online softmax joins
     // log2(e) in the exponent: p = 2^(s·k − max·k) by one FFMA a score, k = scale·log2(e) (as
     // flash attention does; f16 scores are at most 65504²·D, so s·k cannot overflow).
-    scale_in_exponent_ = !folded_scale_.empty() && folded_factor_ > 0 && online_ &&
+    scale_in_exponent_ = folded_factor_ && *folded_factor_ > 0 && online_ &&
                          tensor_cores_ && qk_type_ == DType::kF16 && plain_scores();
     minus_inf_ = cuda_literal(-std::numeric_limits<double>::infinity(), DType::kF32);
     plus_inf_ = cuda_literal(std::numeric_limits<double>::infinity(), DType::kF32);
@@ -312,7 +313,7 @@ class TiledAttentionWriter {
         query_tile_, key_tile_, key_splits_,
         strided_ ? "Q/K/V by cp.async from strided views" : "Q/K/V through the element machinery",
         online_ ? ", online softmax (one pass)" : ", exact softmax (two passes)");
-    if (!folded_scale_.empty()) {
+    if (folded_factor_) {
       spec_.tactic += scale_in_exponent_ ? ", Q/K scales folded into the exponent"
                                          : ", Q/K scales folded into the scores";
     }
@@ -342,7 +343,6 @@ class TiledAttentionWriter {
     }
     if (!q_.transformed() && !k_.transformed()) return;
     folded_factor_ = factor;
-    folded_scale_ = cuda_literal(factor, DType::kF32);
   }
 
   // Whether the scores reach the softmax through widening casts only (no mask, no further op).
@@ -359,8 +359,8 @@ class TiledAttentionWriter {
   }
 
   // Whether Q' (K') is copied and then transformed in shared memory.
-  bool transforms_queries() const { return q_.transformed() && folded_scale_.empty(); }
-  bool transforms_keys() const { return k_.transformed() && folded_scale_.empty(); }
+  bool transforms_queries() const { return q_.transformed() && !folded_factor_; }
+  bool transforms_keys() const { return k_.transformed() && !folded_factor_; }
 
   void declarations(ElementEmitter& e) {
     CodeWriter& code = e.code();
@@ -824,9 +824,9 @@ class TiledAttentionWriter {
     // The scores stay f32 (not rounded to Q'K''s 16-bit type), as flash attention keeps them:
     // two conversions a score fewer, and closer to the exact result.
     e.bind(a_.scores->result(), at,
-           e.temp("float", folded_scale_.empty() || scale_in_exponent_
+           e.temp("float", !folded_factor_ || scale_in_exponent_
                                ? "g_s[g_n][g_h]"
-                               : "g_s[g_n][g_h] * " + folded_scale_));
+                               : "g_s[g_n][g_h] * " + cuda_literal(*folded_factor_, DType::kF32)));
     code.line(fmt::format("g_s[g_n][g_h] = {};", e.element(a_.softmax->operand(0), at)));
     e.close_block();
     e.close_block();
@@ -993,7 +993,7 @@ class TiledAttentionWriter {
     // tensor cores by ex2.approx.ftz alone (MUFU.EX2; 16-bit P' has no use for exp2f's subnormal
     // fix-up), else exp2f.
     const std::string log2e = scale_in_exponent_
-                                  ? cuda_literal(folded_factor_ * kLog2e, DType::kF32)
+                                  ? cuda_literal(*folded_factor_ * kLog2e, DType::kF32)
                                   : fmt::format("{:.9g}f", kLog2e);
     const std::string exp2 = tensor_cores_ ? "kiln_exp2_approx" : "exp2f";
     const auto exp_minus_base = [&](const std::string& x) {
@@ -1251,7 +1251,7 @@ class TiledAttentionWriter {
       const std::string factor =
           scale_in_exponent_
               ? fmt::format("exp2f((g_row_max[g_at] - g_top_base) * {})",
-                            cuda_literal(folded_factor_ * kLog2e, DType::kF32))
+                            cuda_literal(*folded_factor_ * kLog2e, DType::kF32))
               : "exp(g_row_max[g_at] - g_top_base)";
       code.line(nan_guard_ ? "const float g_factor = g_guarded ? 0.0f : " + factor + ";"
                            : "const float g_factor = " + factor + ";");
@@ -1366,8 +1366,7 @@ class TiledAttentionWriter {
   bool strided_ = false;
   bool first_pass_ = true;
   StridedOperand q_, k_, v_;
-  std::string folded_scale_;  // the f32 factor of the scores when Q'·K''s scales fold (or "")
-  double folded_factor_ = 1.0;
+  std::optional<double> folded_factor_;  // the scores' factor when Q'·K''s scales fold
   bool scale_in_exponent_ = false;  // the folded scale rides in the exponent (see the constructor)
   std::vector<std::string> batch_coordinates_;
   std::string minus_inf_, plus_inf_;
