@@ -115,8 +115,34 @@ std::string tuning_identity(const Target& target) {
                      target.sm_count, target.driver_version, codegen::Nvrtc::instance().version());
 }
 
+// Lowers with every site taking its first tactic whose name contains `text` (else the
+// heuristic's); the report's note counts them.
+Program lower_forced(const Graph& fused_graph, codegen::CodegenOptions codegen,
+                     const std::string& text, AutotuneReport& report) {
+  int sites = 0, matched = 0;
+  codegen.choose_tactic = [&](const codegen::TacticSite& site) {
+    ++sites;
+    for (size_t t = 0; t < site.tactics.size(); ++t) {
+      if (site.tactics[t].find(text) != std::string::npos) {
+        ++matched;
+        return static_cast<int>(t);
+      }
+    }
+    return 0;
+  };
+  Program program = codegen::lower_graph(fused_graph, codegen);
+  report.note = fmt::format(
+      "forced (--tactic '{}'): {} of {} nodes with several take it, the "
+      "others the heuristic's",
+      text, matched, sites);
+  return program;
+}
+
 Program lower(const Graph& fused_graph, const codegen::CodegenOptions& codegen,
               bool native, const CompileOptions& options, AutotuneReport& report) {
+  if (!options.forced_tactic.empty()) {
+    return lower_forced(fused_graph, codegen, options.forced_tactic, report);
+  }
   if (!native || !options.autotune.value_or(true)) {
     report.note = !native ? "chosen by heuristics; autotuning times them on this machine's GPU "
                             "(--arch native)"

@@ -74,6 +74,10 @@ struct CompileOptions {
   // when compiling for archs {"native"}, else the heuristics choose; true: measured, an
   // InputError for other archs; false: the heuristics choose.
   std::optional<bool> autotune;
+  // When not empty: every node with several tactics takes the first whose name contains this
+  // text (neither measured nor the heuristic's), the others the heuristic's; for examining and
+  // testing one tactic (kiln compile --tactic).
+  std::string forced_tactic;
 };
 
 struct CompiledModel {

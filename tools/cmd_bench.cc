@@ -194,6 +194,7 @@ nlohmann::json bench_variant(const std::string& variant, const BenchOptions& opt
   compile_options.pipeline = options.passes.pipeline();
   compile_options.pipeline.fusion = variant == "fused";
   compile_options.autotune = options.tactics.setting();
+  compile_options.forced_tactic = options.tactics.forced;
   compile_options.on_progress = [&](size_t done, size_t total) {
     progress.advance("kiln bench: compiling " + variant + " kernels (NVRTC)", done, total);
   };

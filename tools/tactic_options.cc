@@ -20,6 +20,12 @@ void add_tactic_options(CLI::App& command, TacticOptions& options) {
   CLI::Option* off = command.add_flag("--no-autotune", options.no_autotune,
                                       "Let the heuristics choose every tactic (no GPU runs)");
   on->excludes(off);
+  command
+      .add_option("--tactic", options.forced,
+                  "Make every kernel with several tactics take the first whose name contains "
+                  "TEXT (e.g. 'warp-specialized', '128x64', 'mma.sync'; --explain-tactics lists "
+                  "them), the others the heuristic's: no measuring")
+      ->excludes(on);
   command.add_flag("--explain-tactics", options.explain,
                    "Print each tuned problem's candidates with their times, the chosen marked");
 }

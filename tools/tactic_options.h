@@ -1,4 +1,5 @@
-// The tactic flags of kiln compile and kiln bench (--autotune, --no-autotune, --explain-tactics)
+// The tactic flags of kiln compile and kiln bench (--autotune, --no-autotune, --explain-tactics,
+// --tactic)
 // and how their outcome is printed (kiln/autotune.h's report).
 #pragma once
 
@@ -14,6 +15,7 @@ struct TacticOptions {
   bool autotune = false;
   bool no_autotune = false;
   bool explain = false;
+  std::string forced;  // --tactic
 
   // CompileOptions::autotune: unset unless one of the flags is given.
   std::optional<bool> setting() const;
