@@ -7,10 +7,12 @@
 // only is free (a row of A, a column of B):
 //   - with summed labels: A transposed to [batch, rows, summed] and reshaped to [batch, M, K], B
 //     to [batch, K, N]; their matmul reshaped to [batch, rows, columns] and transposed to the
-//     output's order. The batch labels, rows and columns keep the output's order, the summed
-//     labels A's; A and B swap when the output's first free label is B's. So attention's
-//     "bhqd,bhkd->bhqk" is a matmul of A and B's transpose, "bhqk,bhkd->bhqd" a matmul alone,
-//     and "...ij,jk->...ik" one [M, K] x [K, N] product;
+//     output's order. Without batch labels, A's rows but the last stay dims of their own (B is
+//     shared by them: matmul [r1, r2, K] x [K, N], as an imported MatMul has it, which
+//     matmul-add-to-gemm takes with a bias). The batch labels, rows and columns keep the
+//     output's order, the summed labels A's; A and B swap when the output's first free label is
+//     B's. So attention's "bhqd,bhkd->bhqk" is a matmul of A and B's transpose,
+//     "bhqk,bhkd->bhqd" and "...ij,jk->...ik" a matmul alone;
 //   - without: a mul of A and B, each transposed to the output's order and reshaped to its rank,
 //     1 for the labels it lacks (outer and elementwise products).
 // One operand is its reduce_sum transposed to the output's order; one copying its operand
@@ -216,7 +218,13 @@ Value* matrix_product(EinsumBuilder& builder, const LabeledValue& a, const Label
       output, [&](int label) { return contains(a.labels, label) && !contains(b.labels, label); });
   const std::vector<int> columns = labels_where(
       output, [&](int label) { return contains(b.labels, label) && !contains(a.labels, label); });
-  Value* product = builder.add("matmul", {builder.matrices(a, batch, rows, summed),
+  // Without batch labels, A's rows but the last stay dims of their own, which matmul reads as a
+  // batch B is shared by: the matmul of an imported MatMul of a rank-3 activation.
+  const size_t leading_rows = batch.empty() && !rows.empty() ? rows.size() - 1 : 0;
+  std::vector<int> a_batch = batch;
+  a_batch.insert(a_batch.end(), rows.begin(), rows.begin() + leading_rows);
+  const std::vector<int> a_rows(rows.begin() + leading_rows, rows.end());
+  Value* product = builder.add("matmul", {builder.matrices(a, a_batch, a_rows, summed),
                                           builder.matrices(b, batch, summed, columns)});
   std::vector<int> labels = batch;
   labels.insert(labels.end(), rows.begin(), rows.end());
