@@ -6,8 +6,9 @@
 // in 64 bits wrapping around. The label plan is the reference's (ir/ops/einsum_plan.h).
 //
 // A direct kernel: a thread's work is the product of the summed labels' sizes, with no tiling or
-// tensor cores, so a large contraction (a batched matmul written as an einsum) is slow; rewriting
-// such einsums into transposes and matmuls is the way to speed them up.
+// tensor cores, so a large contraction is slow. The einsum-to-matmul pass rewrites most einsums
+// into transposes, reshapes, reductions and matmuls; this kernel takes the ones it leaves
+// (diagonals, three or more operands, f64 and integer products; docs/CODEGEN.md, "Einsums").
 #pragma once
 
 #include "codegen/kernel_body.h"

@@ -12,6 +12,7 @@
 #include "passes/channels_last.h"
 #include "passes/common_subexpression_elimination.h"
 #include "passes/dead_code_elimination.h"
+#include "passes/einsum_to_matmul.h"
 #include "passes/fold_batch_norm.h"
 #include "passes/fold_constants.h"
 #include "passes/fuse_kernels.h"
@@ -45,6 +46,9 @@ std::unique_ptr<Pass> make() {
 const std::vector<PassEntry>& pipeline_entries() {
   static const std::vector<PassEntry> entries = {
       {RemoveIdentity::kName, make<RemoveIdentity>, Stage::kOptimized},
+      // Before folding, which folds the transposes and reshapes it puts on constant operands;
+      // before matmul-add-to-gemm and merge-sibling-gemms, which take the matmuls it makes.
+      {EinsumToMatmul::kName, make<EinsumToMatmul>, Stage::kOptimized},
       {FoldConstants::kName, make<FoldConstants>, Stage::kOptimized},
       {RecognizeActivations::kName, make<RecognizeActivations>, Stage::kOptimized},
       {RecognizeSoftmax::kName, make<RecognizeSoftmax>, Stage::kOptimized},
@@ -53,7 +57,8 @@ const std::vector<PassEntry>& pipeline_entries() {
       {FoldBatchNorm::kName, make<FoldBatchNorm>, Stage::kOptimized},
       {MergeSiblingGemms::kName, make<MergeSiblingGemms>, Stage::kOptimized},
       {SimplifyReshapeTranspose::kName, make<SimplifyReshapeTranspose>, Stage::kOptimized},
-      {CommonSubexpressionElimination::kName, make<CommonSubexpressionElimination>, Stage::kOptimized},
+      {CommonSubexpressionElimination::kName, make<CommonSubexpressionElimination>,
+       Stage::kOptimized},
       {DeadCodeElimination::kName, make<DeadCodeElimination>, Stage::kOptimized},
       {MixedPrecision::kName, make<MixedPrecision>, Stage::kFused},
       // After mixed precision, which decides the convs that run in 16 bits; before fusion, so

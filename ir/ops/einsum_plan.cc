@@ -71,13 +71,13 @@ EinsumPlan plan_einsum(const std::string& equation, const std::vector<Shape>& sh
     if (terms[k].ellipsis_at >= 0) broadcast_rank = std::max(broadcast_rank, rank - letters);
     for (char c : terms[k].letters) ++letter_uses[c];
   }
-  for (auto& [letter, uses] : letter_uses) {
-    const int id = static_cast<int>(letter_ids.size());
-    letter_ids[letter] = id;
-  }
-  const int first_broadcast = static_cast<int>(letter_ids.size());
-
   EinsumPlan plan;
+  for (auto& [letter, uses] : letter_uses) {
+    letter_ids[letter] = static_cast<int>(plan.letters.size());
+    plan.letters += letter;
+  }
+  const int first_broadcast = static_cast<int>(plan.letters.size());
+
   plan.label_sizes.assign(first_broadcast + broadcast_rank, 1);
   for (size_t k = 0; k < terms.size(); ++k) {
     const Term& term = terms[k];

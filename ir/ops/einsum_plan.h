@@ -19,6 +19,7 @@ struct EinsumPlan {
   std::vector<int> output_labels;
   std::vector<int> summed_labels;  // labels absent from the output
   std::vector<int64_t> label_sizes;
+  std::string letters;  // the letter of each letter label; the labels past them are "..." dims
 };
 
 // Throws InputError for an equation that does not fit the shapes.

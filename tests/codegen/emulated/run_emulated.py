@@ -3,9 +3,12 @@
 checks the outputs against kiln's CPU reference interpreter, so kiln's kernels (tensor-core
 contractions, tiled attention, reduction rows, direct conv, LRN, cum_sum) are tested without a GPU.
 
-    run_emulated.py --kiln KILN --cxx CXX --work-dir DIR [--precision P] [--mutation M] GRAPH.kir...
+    run_emulated.py --kiln KILN --cxx CXX --work-dir DIR [--precision P] [--mutation M]
+                    [--disable-pass PASS,...] GRAPH.kir...
 
-For each graph, in DIR/<graph>_<precision>: `kiln compile --emit-cuda` (sm_80) in the precision;
+For each graph, in DIR/<graph>_<precision>: `kiln compile --emit-cuda` (sm_80) in the precision
+(without the passes --disable-pass names: the einsum kernels' graphs keep their einsums from
+einsum-to-matmul);
 the steps and buffers from the .kiln file; every kernel with kiln's device functions less those
 the emulator replaces (the PTX ones), its shared memory declarations rewritten for the emulator,
 compiled with the C++ compiler against the emulator into one library; the buffers in the
@@ -357,12 +360,14 @@ def reference_outputs(kiln, graph, precision, feeds, reference):
     return [np.load(os.path.join(reference, file + ".npy")) for file in files]
 
 
-def check(kiln, cxx, emulator, graph, precision, work, mutation):
+def check(kiln, cxx, emulator, graph, precision, work, mutation, disabled_passes):
     """Prints a line for each of the graph's outputs (and intermediate that a schedule changes);
     returns whether all match the reference."""
     program = os.path.join(work, "program.kiln")
+    disable = [f"--disable-pass={disabled_passes}"] if disabled_passes else []
     run([kiln, "compile", graph, "--precision", precision, "--arch", "sm_80", "--emit-cuda",
-         os.path.join(work, "cu"), "-o", program, "--cache-dir", os.path.join(work, "cache")])
+         os.path.join(work, "cu"), "-o", program, "--cache-dir", os.path.join(work, "cache"),
+         *disable])
     steps, buffers, outputs = read_program(program)
     library, launch_bounds, mma_formats = build(cxx, emulator, work, {step[0] for step in steps},
                                                 mutation)
@@ -419,6 +424,7 @@ def main():
     parser.add_argument("--work-dir", required=True)
     parser.add_argument("--precision", choices=["fp32", "tf32", "fp16", "bf16"], default="fp32")
     parser.add_argument("--mutation", choices=sorted(MUTATIONS))
+    parser.add_argument("--disable-pass", default="", help="passes kiln compile skips: a,b")
     args = parser.parse_args()
     work_dir = os.path.abspath(args.work_dir)
     os.makedirs(work_dir, exist_ok=True)
@@ -437,7 +443,7 @@ def main():
         os.makedirs(work)
         try:
             passed &= check(args.kiln, args.cxx, emulator, graph, args.precision, work,
-                            args.mutation)
+                            args.mutation, args.disable_pass)
         except Failed as error:
             print(f"FAIL {name}: {error}", flush=True)
             passed = False
