@@ -63,7 +63,16 @@ std::string kernel_source(const KernelSpec& spec, const std::string& name,
     }
     text += "// ONNX nodes: " + line + "\n";
   }
-  text += fmt::format("{}{}\n", kParametersLine, spec.params.all().size());
+  const std::vector<KernelParam> params = spec.params.all();
+  text += fmt::format("{}{}\n", kParametersLine, params.size());
+  std::vector<std::string> written;
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (params[i].role == KernelParam::Role::kOutput ||
+        params[i].role == KernelParam::Role::kWorkspace) {
+      written.push_back(std::to_string(i));
+    }
+  }
+  if (!written.empty()) text += std::string(kWrittenParametersLine) + joined(written, ", ") + "\n";
   return text + "\n" + kernel_code(spec, name);
 }
 

@@ -50,8 +50,9 @@ std::string kernel_code(const KernelSpec& spec, const std::string& name);
 std::string kernel_name(const KernelSpec& spec);
 
 // The source NVRTC compiles: a comment naming the kernel, what it computes, its tactic and flops
-// per launch where the spec has them, the ONNX nodes of each step that launches it and its
-// parameter count (runtime/kernel_header.h), then kernel_code(spec, name).
+// per launch where the spec has them, the ONNX nodes of each step that launches it, its
+// parameter count and the positions of the parameters it writes (outputs and workspace:
+// runtime/kernel_header.h), then kernel_code(spec, name).
 std::string kernel_source(const KernelSpec& spec, const std::string& name,
                           const std::vector<std::vector<std::string>>& provenance_of_steps);
 

@@ -46,4 +46,23 @@ int kernel_parameter_count(const ProgramKernel& kernel) {
   return count > 4096 ? -1 : static_cast<int>(count);
 }
 
+std::optional<std::vector<int>> kernel_written_parameters(const ProgramKernel& kernel) {
+  std::string_view rest = header_value(kernel.source, kWrittenParametersLine);
+  if (rest.empty()) return std::nullopt;
+  std::vector<int> positions;
+  while (true) {
+    int position = 0;
+    const auto [end, error] = std::from_chars(rest.data(), rest.data() + rest.size(), position);
+    if (error != std::errc() || position < 0 ||
+        (!positions.empty() && position <= positions.back())) {
+      return std::nullopt;
+    }
+    positions.push_back(position);
+    rest.remove_prefix(static_cast<size_t>(end - rest.data()));
+    if (rest.empty()) return positions;
+    if (!rest.starts_with(", ")) return std::nullopt;
+    rest.remove_prefix(2);
+  }
+}
+
 }  // namespace kiln

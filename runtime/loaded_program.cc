@@ -1,5 +1,5 @@
 // Loading a program onto a device (loaded_program.h): its kernels, their parameters and shared
-// memory, its weights.
+// memory, its weights, its step graph.
 #include "runtime/loaded_program.h"
 
 #include <fmt/format.h>
@@ -154,6 +154,7 @@ std::shared_ptr<const LoadedProgram> load_program(Program program, int device) {
   check_kernel_parameters(*loaded);
   allow_shared_memory(*loaded);
   upload_weights(*loaded);
+  loaded->dependencies = step_dependencies(loaded->program, ArenaSharing::kOrdersSteps);
   return loaded;
 }
 

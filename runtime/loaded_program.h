@@ -1,5 +1,6 @@
 // A program loaded onto one CUDA device: each kernel's CUBIN or PTX chosen for the device
-// (kernel_image.h), loaded and checked against its steps, and the weights uploaded once. It does
+// (kernel_image.h), loaded and checked against its steps, the steps' dependencies (the edges of
+// the sessions' CUDA graphs, step_dependencies.h), and the weights uploaded once. It does
 // not change after loading, so every Session of the program on that device may share one
 // (Session::share): the weights are on the GPU once, and the last session to go frees them.
 // Internal to the runtime: session.h does not include it.
@@ -11,6 +12,7 @@
 
 #include "runtime/cuda_api.h"
 #include "runtime/program.h"
+#include "runtime/step_dependencies.h"
 
 namespace kiln {
 
@@ -20,6 +22,7 @@ struct LoadedProgram {
   std::string device_description;     // "device 0: NVIDIA H100 80GB HBM3 (sm_90)"
   std::vector<CudaLibrary> libraries;
   std::vector<cudaKernel_t> kernels;  // per program kernel
+  StepGraph dependencies;             // with ArenaSharing::kOrdersSteps
   DeviceMemory weights;
 
   LoadedProgram() = default;

@@ -1,8 +1,11 @@
-// Live ranges, greedy-by-size placement and the memory figures (the algorithm: memory_plan.h).
+// Live ranges, the order of buffers, greedy-by-size placement and the memory figures (the
+// algorithm: memory_plan.h).
 #include "runtime/memory_plan.h"
 
 #include <algorithm>
 #include <limits>
+
+#include "runtime/step_dependencies.h"
 
 namespace kiln {
 namespace {
@@ -11,14 +14,50 @@ bool is_intermediate(const ProgramBuffer& buffer) {
   return buffer.kind == ProgramBuffer::Kind::kIntermediate;
 }
 
+// The steps that pass a buffer, and the steps that finish before any of them starts (the
+// ancestors common to all of them in the step graph).
+struct BufferUses {
+  StepSet users;
+  StepSet before;
+};
+
+std::vector<BufferUses> buffer_uses(const Program& program) {
+  const size_t steps = program.steps.size();
+  const std::vector<StepSet> ancestors =
+      step_ancestors(step_dependencies(program, ArenaSharing::kIgnored));
+  std::vector<BufferUses> uses(program.buffers.size(), {StepSet(steps), StepSet(steps)});
+  std::vector<bool> used(program.buffers.size(), false);
+  for (size_t step = 0; step < steps; ++step) {
+    for (const int arg : program.steps[step].args) {
+      BufferUses& buffer = uses[arg];
+      if (used[arg]) {
+        buffer.before.intersect(ancestors[step]);
+      } else {
+        buffer.before = ancestors[step];
+        used[arg] = true;
+      }
+      buffer.users.insert(static_cast<int>(step));
+    }
+  }
+  return uses;
+}
+
+// Whether every use of one buffer happens before every use of the other (memory_plan.h, 2).
+// Buffers live at a common step never are; the live ranges tell that quickly.
+bool ordered(const LiveRange& a_range, const BufferUses& a, const LiveRange& b_range,
+             const BufferUses& b) {
+  if (a_range.overlaps(b_range)) return false;
+  return b.before.includes(a.users) || a.before.includes(b.users);
+}
+
 struct PlacedBuffer {
+  int index = 0;
   int64_t offset = 0;
   int64_t size = 0;
-  LiveRange range;
 };
 
 // The start of the smallest gap of at least `size` bytes between `neighbours` (the placed
-// buffers live at the same time as the new one), or the end of the highest of them.
+// buffers not ordered with the new one), or the end of the highest of them.
 int64_t best_fit_offset(int64_t size, std::vector<PlacedBuffer> neighbours) {
   std::sort(neighbours.begin(), neighbours.end(),
             [](const PlacedBuffer& a, const PlacedBuffer& b) { return a.offset < b.offset; });
@@ -75,6 +114,7 @@ int64_t arena_footprint(const ProgramBuffer& buffer) {
 
 MemoryFigures plan_memory(Program& program) {
   const std::vector<LiveRange> ranges = live_ranges(program);
+  const std::vector<BufferUses> uses = buffer_uses(program);
   std::vector<PlacedBuffer> placed;
   int64_t arena_bytes = 0;
   for (const int index : placement_order(program, ranges)) {
@@ -85,10 +125,12 @@ MemoryFigures plan_memory(Program& program) {
     } else {
       std::vector<PlacedBuffer> neighbours;
       for (const PlacedBuffer& other : placed) {
-        if (other.range.overlaps(ranges[index])) neighbours.push_back(other);
+        if (!ordered(ranges[other.index], uses[other.index], ranges[index], uses[index])) {
+          neighbours.push_back(other);
+        }
       }
       buffer.offset = best_fit_offset(size, std::move(neighbours));
-      placed.push_back({buffer.offset, size, ranges[index]});
+      placed.push_back({index, buffer.offset, size});
     }
     arena_bytes = std::max(arena_bytes, buffer.offset + size);
   }

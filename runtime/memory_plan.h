@@ -1,25 +1,32 @@
-// Static memory planning: the intermediates of a Program share one arena, at offsets chosen from
-// their live ranges over the steps (the steps run in order on one stream).
+// Static memory planning: the intermediates of a Program share one arena, at offsets chosen so
+// that two buffers share bytes only when the steps that use them can never run at the same time
+// (the session runs steps concurrently where the step graph of step_dependencies.h allows).
 //
 //   1. Live range of an intermediate: from the first step that passes it (its first write) to
-//      the last step that passes it (its last read), both included. Buffers whose ranges are
-//      disjoint may share bytes.
-//   2. Each buffer takes its byte size rounded up to kArenaAlignment.
-//   3. Greedy by size (as TFLite's GreedyBySize and TVM's storage planner): buffers in
+//      the last step that passes it (its last read), both included, in program order.
+//   2. Order: buffer a is before buffer b when every step that passes a is an ancestor of every
+//      step that passes b in the step graph (each buffer its own memory: ArenaSharing::kIgnored).
+//      Only buffers ordered one way or the other may share bytes. Disjoint live ranges are not
+//      enough: a branch's buffer can die, in program order, before another branch's is born
+//      while the two branches run at once. Ordered buffers have disjoint live ranges.
+//   3. Each buffer takes its byte size rounded up to kArenaAlignment.
+//   4. Greedy by size (as TFLite's GreedyBySize and TVM's storage planner): buffers in
 //      decreasing size (ties: earlier first step, then lower index); each goes into the
-//      smallest gap that fits between the already placed buffers whose ranges overlap its own,
-//      or above the highest of them.
+//      smallest gap that fits between the already placed buffers it is not ordered with, or
+//      above the highest of them.
 //
 //        bytes ▲ ┌─────┐   ┌─────┐
-//              │ │  a  │   │  c  │        a and c are never live together:
+//              │ │  a  │   │  c  │        every step of a is an ancestor of every step of c:
 //              │ └─────┘   └─────┘        c takes a's bytes again
 //              │ ┌───────────────┐
 //              │ │       b       │
 //              │ └───────────────┘
 //              └───────────────────► step
 //
-//   4. Figures: peak = the arena's size; naive = the sum of all sizes (no reuse); lower bound =
-//      the largest sum of sizes live at one step (no plan can use less).
+//   5. Figures: peak = the arena's size; naive = the sum of all sizes (no reuse); lower bound =
+//      the largest sum of sizes live at one step in program order. No plan can use less (buffers
+//      live at one step are never ordered), but steps running at once keep more apart, so the
+//      peak of a program with concurrent branches may lie further above it.
 // An intermediate that no step passes is live nowhere and sits at offset 0.
 #pragma once
 

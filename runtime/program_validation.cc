@@ -6,8 +6,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "ir/error.h"
 #include "runtime/kernel_header.h"
@@ -137,7 +139,8 @@ void check_buffers(const Program& program) {
   }
 }
 
-// Two intermediates live at a common step must not share a byte.
+// Two intermediates live at a common step must not share a byte. Steps run at once never touch
+// shared bytes concurrently either: the session's step graph orders them (step_dependencies.h).
 void check_arena_plan(const Program& program) {
   const std::vector<LiveRange> ranges = live_ranges(program);
   struct Placement {
@@ -236,6 +239,13 @@ void check_steps(const Program& program) {
     if (parameters >= 0 && std::ssize(step.args) != parameters) {
       throw InputError(fmt::format("{} passes {} arguments; its kernel takes {}",
                                    describe_step(program, i), step.args.size(), parameters));
+    }
+    const std::optional<std::vector<int>> written =
+        kernel_written_parameters(program.kernels[step.kernel]);
+    if (written && !written->empty() && written->back() >= std::ssize(step.args)) {
+      throw InputError(
+          fmt::format("{}: its kernel writes parameter {}; the step passes {} arguments",
+                      describe_step(program, i), written->back(), step.args.size()));
     }
     for (size_t position = 0; position < step.args.size(); ++position) {
       const int arg = step.args[position];

@@ -6,11 +6,14 @@
 //              PTX without NUL bytes
 //   buffers    dims >= 0, element and byte counts within int64; weights inside the weights blob
 //              and intermediates inside the arena, at kWeightAlignment / kArenaAlignment
-//              offsets; two intermediates live at the same step share no byte
+//              offsets; two intermediates live at the same step share no byte (enough for
+//              steps run at once: the session orders steps whose intermediates share bytes,
+//              step_dependencies.h)
 //   signature  every input (output) buffer listed once in inputs (outputs), its offset its
 //              position there, names distinct
 //   steps      a valid kernel; grid and block within CUDA's limits, shared memory within
-//              kMaxSharedBytes; arguments valid buffer indices
+//              kMaxSharedBytes; arguments valid buffer indices; the parameters the kernel's
+//              header says it writes among the step's arguments
 //   outputs    each passed to at least one step (program.h gives arguments no direction, so
 //              "written" can only mean "passed")
 #pragma once

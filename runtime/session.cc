@@ -1,6 +1,7 @@
 // The GPU session (session.h): one run's state on top of a program loaded onto a device
 // (loaded_program.h): the arena, the streams, the session's own input and output buffers, the
-// CUDA graph; launching the steps, capturing and replaying the graph, timing.
+// CUDA graph; launching the steps, building the graph from the steps' dependencies (independent
+// steps run at once) and replaying it, timing.
 #include "runtime/session.h"
 
 #include <dlfcn.h>
@@ -81,6 +82,15 @@ void check_timing_counts(int iterations, int warmup) {
   }
 }
 
+dim3 grid_of(const ProgramStep& step) { return dim3(step.grid[0], step.grid[1], step.grid[2]); }
+dim3 block_of(const ProgramStep& step) { return dim3(step.block[0], step.block[1], step.block[2]); }
+
+// A step's kernel parameters (Session::State::step_arguments).
+struct StepArguments {
+  std::vector<void*> pointers;
+  std::vector<void*> addresses;
+};
+
 float median(std::vector<float> values) {
   std::sort(values.begin(), values.end());
   return values[values.size() / 2];
@@ -96,8 +106,8 @@ struct Session::State {
   DeviceMemory arena;
   // The session's runs; a blocking stream (cuda_api.h, create_stream).
   CudaStream stream;
-  // Capture only: it never runs work, and as a non-blocking stream its capture is not broken by
-  // another thread's use of the legacy default stream.
+  // Capture only (the per-step profile): it never runs work, and as a non-blocking stream its
+  // capture is not broken by another thread's use of the legacy default stream.
   CudaStream capture_stream;
   // Recorded after each run on the stream that ran it; the next run waits for it.
   CudaEvent run_done;
@@ -106,7 +116,7 @@ struct Session::State {
   // The session's own input and output buffers, for runs on host tensors.
   std::vector<DeviceMemory> own_memory;
   std::optional<Bindings> own_bindings;
-  // The captured steps, and the pointers they were captured with.
+  // The steps as a graph of their dependencies, and the pointers it was built with.
   CudaGraphExec graph;
   Bindings graph_bindings;
 
@@ -117,11 +127,14 @@ struct Session::State {
   const Program& program() const { return loaded->program; }
   const Bindings& session_buffers();
   void* buffer_pointer(int index, const Bindings& bindings) const;
+  void** step_arguments(const ProgramStep& step, const Bindings& bindings,
+                        StepArguments& arguments) const;
   void launch_steps(const Bindings& bindings, cudaStream_t on, bool check_each_step,
                     const std::function<void(size_t)>& after_step = {});
-  CudaGraph capture_steps(const Bindings& bindings,
-                          const std::function<void(size_t)>& at_boundary = {});
-  void capture_graph(const Bindings& bindings);
+  CudaGraph capture_steps_in_order(const Bindings& bindings,
+                                   const std::function<void(size_t)>& at_boundary);
+  CudaGraph dependency_graph(const Bindings& bindings);
+  void prepare_graph(const Bindings& bindings);
   void execute(const Bindings& bindings, cudaStream_t on);
   void synchronize(const std::string& what);
 };
@@ -185,24 +198,29 @@ void* Session::State::buffer_pointer(int index, const Bindings& bindings) const 
   throw InternalError("buffer of an unknown kind");
 }
 
-// Launches every step on `on`; with `check_each_step`, waits for each and names the step that
-// failed. `after_step`, when given, is called with each step's index after its launch.
+// The kernel parameters of `step` in `arguments` (reused from step to step): each argument's
+// device pointer, and the array of their addresses that a launch takes, which it returns.
+void** Session::State::step_arguments(const ProgramStep& step, const Bindings& bindings,
+                                      StepArguments& arguments) const {
+  arguments.pointers.clear();
+  for (const int arg : step.args) arguments.pointers.push_back(buffer_pointer(arg, bindings));
+  arguments.addresses.clear();
+  for (void*& pointer : arguments.pointers) arguments.addresses.push_back(&pointer);
+  return arguments.addresses.data();
+}
+
+// Launches every step on `on`, in program order; with `check_each_step`, waits for each and
+// names the step that failed. `after_step`, when given, is called with each step's index after
+// its launch.
 void Session::State::launch_steps(const Bindings& bindings, cudaStream_t on, bool check_each_step,
                                   const std::function<void(size_t)>& after_step) {
   const Program& program = loaded->program;
-  std::vector<void*> pointers;
-  std::vector<void*> arguments;
+  StepArguments arguments;
   for (size_t i = 0; i < program.steps.size(); ++i) {
     const ProgramStep& step = program.steps[i];
-    pointers.clear();
-    for (const int arg : step.args) pointers.push_back(buffer_pointer(arg, bindings));
-    arguments.clear();
-    for (void*& pointer : pointers) arguments.push_back(&pointer);
-    const auto& [grid_x, grid_y, grid_z] = step.grid;
-    const auto& [block_x, block_y, block_z] = step.block;
     cudaError_t status = cudaLaunchKernel(
-        reinterpret_cast<const void*>(loaded->kernels[step.kernel]), dim3(grid_x, grid_y, grid_z),
-        dim3(block_x, block_y, block_z), arguments.data(), step.shared_bytes, on);
+        reinterpret_cast<const void*>(loaded->kernels[step.kernel]), grid_of(step), block_of(step),
+        step_arguments(step, bindings, arguments), step.shared_bytes, on);
     if (status == cudaSuccess && check_each_step) status = cudaStreamSynchronize(on);
     if (status != cudaSuccess) {
       throw InternalError(fmt::format("step {} (kernel '{}') failed: {}", i,
@@ -213,22 +231,19 @@ void Session::State::launch_steps(const Bindings& bindings, cudaStream_t on, boo
   }
 }
 
-// The steps launched on the capture stream under capture, as a graph. `at_boundary`, when given,
-// is called under capture with 0 before the first step and with i + 1 after step i.
-CudaGraph Session::State::capture_steps(const Bindings& bindings,
-                                        const std::function<void(size_t)>& at_boundary) {
+// The steps launched one after another on the capture stream under capture, as a chain: the
+// per-step profile times each step alone. `at_boundary` is called under capture with 0 before the
+// first step and with i + 1 after step i.
+CudaGraph Session::State::capture_steps_in_order(const Bindings& bindings,
+                                                 const std::function<void(size_t)>& at_boundary) {
   cudaStream_t capturing = capture_stream.get();
   cuda_check(cudaStreamBeginCapture(capturing, cudaStreamCaptureModeThreadLocal),
              "cudaStreamBeginCapture");
   cudaGraph_t captured = nullptr;
   try {
-    if (at_boundary) {
-      at_boundary(0);
-      launch_steps(bindings, capturing, /*check_each_step=*/false,
-                   [&](size_t i) { at_boundary(i + 1); });
-    } else {
-      launch_steps(bindings, capturing, /*check_each_step=*/false);
-    }
+    at_boundary(0);
+    launch_steps(bindings, capturing, /*check_each_step=*/false,
+                 [&](size_t i) { at_boundary(i + 1); });
   } catch (...) {
     cudaStreamEndCapture(capturing, &captured);
     CudaGraph discarded(captured);
@@ -238,26 +253,56 @@ CudaGraph Session::State::capture_steps(const Bindings& bindings,
   return CudaGraph(captured);
 }
 
+// One kernel node per step, depending on the nodes of the steps it must follow
+// (LoadedProgram::dependencies): steps with no path between them run at once.
+CudaGraph Session::State::dependency_graph(const Bindings& bindings) {
+  const Program& program = loaded->program;
+  cudaGraph_t created = nullptr;
+  cuda_check(cudaGraphCreate(&created, 0), "cudaGraphCreate");
+  CudaGraph built(created);
+  std::vector<cudaGraphNode_t> nodes(program.steps.size());
+  std::vector<cudaGraphNode_t> predecessors;
+  StepArguments arguments;
+  for (size_t i = 0; i < program.steps.size(); ++i) {
+    const ProgramStep& step = program.steps[i];
+    cudaKernelNodeParams kernel{};
+    kernel.func = reinterpret_cast<void*>(loaded->kernels[step.kernel]);
+    kernel.gridDim = grid_of(step);
+    kernel.blockDim = block_of(step);
+    kernel.sharedMemBytes = step.shared_bytes;
+    kernel.kernelParams = step_arguments(step, bindings, arguments);  // copied by the call
+    predecessors.clear();
+    for (const int before : loaded->dependencies.predecessors[i]) {
+      predecessors.push_back(nodes[before]);
+    }
+    cuda_check(cudaGraphAddKernelNode(&nodes[i], built.get(), predecessors.data(),
+                                      predecessors.size(), &kernel),
+               fmt::format("adding step {} (kernel '{}') to the graph", i,
+                           program.kernels[step.kernel].name));
+  }
+  return built;
+}
+
 // An update or a new instantiation takes effect from the next launch; a launch still in flight
 // runs the graph it was launched with.
-void Session::State::capture_graph(const Bindings& bindings) {
-  const CudaGraph captured = capture_steps(bindings);
+void Session::State::prepare_graph(const Bindings& bindings) {
+  const CudaGraph built = dependency_graph(bindings);
   cudaGraphExecUpdateResultInfo update_info;
-  if (graph && cudaGraphExecUpdate(graph.get(), captured.get(), &update_info) == cudaSuccess) {
+  if (graph && cudaGraphExecUpdate(graph.get(), built.get(), &update_info) == cudaSuccess) {
     graph_bindings = bindings;
     return;
   }
   cudaGetLastError();  // a refused update only means instantiating anew
   cudaGraphExec_t instantiated = nullptr;
-  cuda_check(cudaGraphInstantiate(&instantiated, captured.get(), 0), "cudaGraphInstantiate");
+  cuda_check(cudaGraphInstantiate(&instantiated, built.get(), 0), "cudaGraphInstantiate");
   graph.reset(instantiated);
   graph_bindings = bindings;
 }
 
 // Runs the steps once with `bindings` on `on` (the session's stream or a caller's), after the
 // work enqueued on `on` and after the session's previous run; the caller synchronizes. The first
-// run launches and checks each step on the session's stream, made to wait for `on` and waited
-// for by it, then captures the graph.
+// run launches and checks each step in order on the session's stream, made to wait for `on` and
+// waited for by it, then builds the graph.
 void Session::State::execute(const Bindings& bindings, cudaStream_t on) {
   if (program().steps.empty()) return;
   cudaStream_t own = stream.get();
@@ -267,12 +312,12 @@ void Session::State::execute(const Bindings& bindings, cudaStream_t on) {
       cuda_check(cudaStreamWaitEvent(own, caller_ready.get()), "cudaStreamWaitEvent");
     }
     launch_steps(bindings, own, /*check_each_step=*/true);
-    capture_graph(bindings);
+    prepare_graph(bindings);
     cuda_check(cudaEventRecord(run_done.get(), own), "cudaEventRecord");
     cuda_check(cudaStreamWaitEvent(on, run_done.get()), "cudaStreamWaitEvent");
     return;
   }
-  if (!(bindings == graph_bindings)) capture_graph(bindings);
+  if (!(bindings == graph_bindings)) prepare_graph(bindings);
   cuda_check(cudaStreamWaitEvent(on, run_done.get()), "cudaStreamWaitEvent");
   cuda_check(cudaGraphLaunch(graph.get(), on), "cudaGraphLaunch");
   cuda_check(cudaEventRecord(run_done.get(), on), "cudaEventRecord");
@@ -460,7 +505,7 @@ std::vector<float> Session::profile_steps(int iterations, int warmup) {
   std::vector<CudaEvent> events;
   for (size_t i = 0; i <= steps; ++i) events.push_back(create_event());
   cudaStream_t capturing = state.capture_stream.get();
-  const CudaGraph captured = state.capture_steps(bindings, [&](size_t boundary) {
+  const CudaGraph captured = state.capture_steps_in_order(bindings, [&](size_t boundary) {
     cuda_check(cudaEventRecordWithFlags(events[boundary].get(), capturing, cudaEventRecordExternal),
                "cudaEventRecordWithFlags");
   });

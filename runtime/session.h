@@ -7,13 +7,16 @@
 //          the calling thread's current device).
 //   share  another session of the same program on the same device, reading the same weights
 //          (no second copy): its own arena, stream, buffers and graph.
-//   run    the first run launches the steps one by one on the session's stream, checking each,
-//          then captures them into a CUDA graph; later runs replay that graph. The graph holds
-//          the input and output pointers it was captured with: run_device with other pointers
-//          captures again (and updates the graph in place when CUDA can).
+//   run    the first run launches the steps one by one, in order, on the session's stream,
+//          checking each, then builds a CUDA graph of them: one kernel node per step, after the
+//          steps it depends on (step_dependencies.h), so steps that do not depend on each other
+//          run at once. Later runs replay that graph. The graph holds the input and output
+//          pointers it was built with: run_device with other pointers builds it again (and
+//          updates the graph in place when CUDA can).
 //   time   replays the graph back to back and measures each replay with CUDA events.
-//   profile_steps  captures the steps once more with a CUDA event between each two, replays that
-//          graph and reports each step's median time (where the time goes, kernel by kernel).
+//   profile_steps  captures the steps once more, in order, with a CUDA event between each two,
+//          replays that graph and reports each step's median time (where the time goes, kernel
+//          by kernel; steps do not overlap there, so the sum can exceed time()'s median).
 //
 //   kiln::Session session = kiln::Session::load("model.kiln", {.device = 1});
 //   std::vector<kiln::Tensor> outputs = session.run({input});
@@ -22,9 +25,10 @@
 // Devices: every CUDA call a session makes happens on its device; it sets the calling thread's
 // current device for the call and sets the previous one back before returning.
 //
-// Streams: the session captures its graph on a private stream that never runs work, so capture
-// never touches a stream of the caller's. run, run_device without a stream, time and
-// profile_steps run on the session's own stream and return when done. run_device with a stream
+// Streams: the session builds its graph without a stream, and captures the profile's on a
+// private stream that never runs work, so capture never touches a stream of the caller's. run,
+// run_device without a stream, time and profile_steps run on the session's own stream and return
+// when done. run_device with a stream
 // launches the graph on that stream, after the work already enqueued there, and returns without
 // waiting. One session's runs never overlap on the GPU (they share the arena): each waits for
 // the session's previous run, on whichever stream that was.
@@ -102,8 +106,8 @@ class Session {
   // call, and work enqueued there after the call sees the outputs. It returns without waiting for
   // the GPU (the caller synchronizes the stream and keeps the buffers valid until then), except
   // on the session's first run, which launches and checks the steps one by one on the session's
-  // stream (after the work enqueued on `stream`) before capturing the graph. Other pointers than
-  // the last run's are captured again on the host, without waiting for the GPU. A stream being
+  // stream (after the work enqueued on `stream`) before building the graph. Other pointers than
+  // the last run's build it again on the host, without waiting for the GPU. A stream being
   // captured into a CUDA graph is refused (InputError).
   void run_device(const std::vector<const void*>& inputs, const std::vector<void*>& outputs,
                   CUstream_st* stream);
@@ -111,8 +115,10 @@ class Session {
   // last run's inputs (zeros before the first run).
   std::vector<float> time(int iterations, int warmup);
   // Each step's median milliseconds over `iterations` replays (after `warmup`) of a graph of the
-  // steps with an event recorded before the first and after each, on the last run's inputs. The
-  // events add a little to each step; the sum is close to, not equal to, time()'s median.
+  // steps in order, with an event recorded before the first and after each, on the last run's
+  // inputs. The events add a little to each step; the sum is close to time()'s median for a
+  // program whose steps all depend on each other, and above it where independent steps overlap
+  // in time()'s replays.
   std::vector<float> profile_steps(int iterations, int warmup);
 
  private:

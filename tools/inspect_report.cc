@@ -1,5 +1,5 @@
 // The `kiln inspect` report (inspect_report.h): one table each for kernels, steps and buffers,
-// then the memory plan's figures and the weights.
+// then the step graph's figures, the memory plan's and the weights.
 #include "tools/inspect_report.h"
 
 #include <fmt/format.h>
@@ -9,6 +9,7 @@
 
 #include "runtime/kernel_header.h"
 #include "runtime/memory_plan.h"
+#include "runtime/step_dependencies.h"
 
 namespace kiln::tools {
 namespace {
@@ -76,16 +77,31 @@ std::string kernels_table(const Program& program) {
   return render_table(rows);
 }
 
-std::string steps_table(const Program& program) {
-  Table rows = {{"#", "kernel", "grid", "block", "shared", "arguments"}};
+std::string steps_table(const Program& program, const StepGraph& graph) {
+  Table rows = {{"#", "kernel", "grid", "block", "shared", "after", "arguments"}};
   for (size_t i = 0; i < program.steps.size(); ++i) {
     const ProgramStep& step = program.steps[i];
     std::vector<std::string> args;
     for (const int arg : step.args) args.push_back(program.buffers[arg].name);
+    std::vector<std::string> after;
+    for (const int before : graph.predecessors[i]) after.push_back(std::to_string(before));
     rows.push_back({std::to_string(i), program.kernels[step.kernel].name, dims(step.grid),
-                    dims(step.block), format_bytes(step.shared_bytes), join(args)});
+                    dims(step.block), format_bytes(step.shared_bytes),
+                    after.empty() ? "-" : join(after), join(args)});
   }
   return render_table(rows);
+}
+
+std::string step_graph_table(const StepGraph& graph) {
+  const std::vector<int> levels = step_levels(graph);
+  const int level_count = levels.empty() ? 0 : *std::max_element(levels.begin(), levels.end()) + 1;
+  return render_table({
+      {"edges", std::to_string(graph.edge_count()),
+       "read after write, write after read, write after write; none implied by others"},
+      {"levels", std::to_string(level_count),
+       "the longest chain of steps that wait for each other"},
+      {"widest level", std::to_string(widest_level(graph)), "steps that may run at once"},
+  });
 }
 
 std::string placement(const ProgramBuffer& buffer, const LiveRange& range) {
@@ -147,14 +163,16 @@ std::string format_bytes(int64_t bytes) {
 }
 
 std::string inspect_report(const Program& program) {
+  const StepGraph graph = step_dependencies(program, ArenaSharing::kOrdersSteps);
   const auto weights = std::count_if(
       program.buffers.begin(), program.buffers.end(),
       [](const ProgramBuffer& buffer) { return buffer.kind == ProgramBuffer::Kind::kWeight; });
   return fmt::format("program '{}' for {}: {} kernels, {} steps, {} buffers\n", program.name,
                      join(program.archs), program.kernels.size(), program.steps.size(),
                      program.buffers.size()) +
-         "\nkernels\n" + kernels_table(program) + "\nsteps\n" + steps_table(program) +
-         "\nbuffers\n" + buffers_table(program) + "\nmemory plan\n" + memory_plan_table(program) +
+         "\nkernels\n" + kernels_table(program) + "\nsteps\n" + steps_table(program, graph) +
+         "\nbuffers\n" + buffers_table(program) + "\nstep graph\n" + step_graph_table(graph) +
+         "\nmemory plan\n" + memory_plan_table(program) +
          fmt::format("\nweights: {} in {} buffer{}\n", format_bytes(std::ssize(program.weights)),
                      weights, weights == 1 ? "" : "s");
 }

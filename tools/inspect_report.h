@@ -1,6 +1,8 @@
 // The text `kiln inspect` prints for a compiled program: target archs, kernels (provenance,
-// binary sizes), the launch schedule (geometry, arguments), buffers (where each lives, live
-// ranges), the memory plan (arena peak against the naive sum and the lower bound) and weights.
+// binary sizes), the launch schedule (geometry, the steps each waits for, arguments), buffers
+// (where each lives, live ranges), the step graph (edges, levels, the widest level: how many
+// steps may run at once; runtime/step_dependencies.h), the memory plan (arena peak against the
+// naive sum and the lower bound) and weights.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,5 @@
-// The hand-written test program of bias_relu_program.h: its buffers, steps and weights, its code
-// (placeholder or built by nvcc), its inputs and the outputs it must give.
+// The hand-written test programs of bias_relu_program.h: their buffers, steps and weights, their
+// code (placeholder or built by nvcc), their inputs and the outputs they must give.
 #include "tests/runtime/bias_relu_program.h"
 
 #include <algorithm>
@@ -82,6 +82,24 @@ Program bias_relu_program(const CompiledKernels& code) {
   return program;
 }
 
+Program branches_program(const CompiledKernels& code) {
+  Program program = bias_relu_program(code);
+  program.name = "branches";
+  program.buffers.push_back(
+      {ProgramBuffer::Kind::kIntermediate, "doubled_sum", {DType::kF32, {kRows, kColumns}}, -1});
+  const std::array<uint32_t, 3> grid{kRows * kColumns / 256, 1, 1};
+  const std::array<uint32_t, 3> block{256, 1, 1};
+  // Buffers: 0 x, 1 bias, 2 sum, 3 rectified, 4 doubled, 5 y, 6 doubled_sum; kernels: 0 add_bias,
+  // 1 relu, 2 twice, 3 add.
+  program.steps = {{0, grid, block, 0, {0, 1, 2}},
+                   {1, grid, block, 0, {0, 3}},
+                   {2, grid, block, 0, {3, 4}},
+                   {2, grid, block, 0, {2, 6}},
+                   {3, grid, block, 0, {6, 4, 5}}};
+  plan_memory(program);
+  return program;
+}
+
 Program too_large_program(const CompiledKernels& code) {
   Program program = bias_relu_program(code);
   program.arena_bytes = int64_t{1} << 40;
@@ -101,6 +119,15 @@ Tensor bias_relu_expected(const Tensor& x) {
   for (int64_t i = 0; i < x.num_elements(); ++i) {
     const float sum = x.get_float(i) + bias_value(i % kColumns);
     y.set_float(i, 2.0f * std::max(sum, 0.0f) + x.get_float(i));
+  }
+  return y;
+}
+
+Tensor branches_expected(const Tensor& x) {
+  Tensor y(DType::kF32, x.shape());
+  for (int64_t i = 0; i < x.num_elements(); ++i) {
+    const float value = x.get_float(i);
+    y.set_float(i, 2.0f * (value + bias_value(i % kColumns)) + 2.0f * std::max(value, 0.0f));
   }
   return y;
 }

@@ -3,6 +3,14 @@
 // in four steps (add_bias, relu, twice, add; bias_relu_kernels.cu) through three intermediates
 // of 64 KiB: `sum` (steps 0-1), `rectified` (1-2) and `doubled` (2-3), so `doubled` can reuse
 // the bytes of `sum`: arena 128 KiB, naive 192 KiB, lower bound 128 KiB.
+//
+// And a program of two branches that may run at once, from the same kernels:
+//   y = twice(x + bias) + twice(relu(x))
+//   steps 0 add_bias -> sum, 1 relu -> rectified, 2 twice(rectified) -> doubled,
+//         3 twice(sum) -> doubled_sum, 4 add(doubled_sum, doubled) -> y
+// Step graph: 0 -> 3, 1 -> 2, {2, 3} -> 4 (4 edges, 3 levels, widest level 2). In program
+// order `rectified` (steps 1-2) dies before `doubled_sum` (3-4) is born, but steps 2 and 3 run
+// at once: no two intermediates may share bytes (arena 256 KiB; lower bound 192 KiB).
 #pragma once
 
 #include <string>
@@ -32,8 +40,12 @@ Program bias_relu_program(const CompiledKernels& code);
 // GPU's free memory, so a session refuses it at load, naming the bytes (device_memory_fit.h).
 Program too_large_program(const CompiledKernels& code);
 
-// An input with values in [-1, 1) that vary with `seed`, and the output the program must give.
+// The program of two branches with its memory planned.
+Program branches_program(const CompiledKernels& code);
+
+// An input with values in [-1, 1) that vary with `seed`, and the output each program must give.
 Tensor bias_relu_input(int seed);
 Tensor bias_relu_expected(const Tensor& x);
+Tensor branches_expected(const Tensor& x);
 
 }  // namespace kiln::test

@@ -1,7 +1,8 @@
-// GPU tests of the session (ctest label gpu) on the hand-written program of bias_relu_program.h,
+// GPU tests of the session (ctest label gpu) on the hand-written programs of bias_relu_program.h,
 // with the kernels nvcc built at build time: numbers against the CPU, CUDA graph replay, other
 // device pointers, PTX only, a CUBIN for another GPU, argument counts, a program larger than the
-// GPU, input checks, timing and the per-step profile.
+// GPU, input checks, timing and the per-step profile; branches that run at once in the graph,
+// with the planner's arena and with a plan made for the steps in order.
 // Without a CUDA device the binary prints "no CUDA device: skipped" and exits 77, which ctest
 // reports as skipped.
 #include <cuda_runtime_api.h>
@@ -68,6 +69,32 @@ TEST(SessionGpuTest, RunDeviceWithOtherPointersCapturesAgain) {
     }
   }
   for (void* pointer : device) cudaFree(pointer);
+}
+
+// Each of many replays of the branches' graph, where steps 2 and 3 run at once, matches the CPU.
+void expect_branches_match_cpu_on_every_replay(Program program) {
+  Session session = Session::load(std::move(program));
+  for (int seed = 0; seed < 50; ++seed) {
+    const Tensor x = bias_relu_input(seed);
+    const Tensor output = session.run({x})[0];
+    const Tensor expected = branches_expected(x);
+    for (int64_t i = 0; i < output.num_elements(); ++i) {
+      ASSERT_NEAR(output.get_float(i), expected.get_float(i), 1e-6)
+          << "run " << seed << ", element " << i;
+    }
+  }
+}
+
+TEST(SessionGpuTest, BranchesRunAtOnceAndMatchTheCpu) {
+  expect_branches_match_cpu_on_every_replay(branches_program(nvcc_kernels(KILN_TEST_KERNELS_DIR)));
+}
+
+// `rectified` (steps 1-2) and `doubled_sum` (steps 3-4) in the same bytes, as a plan made for the
+// steps in order puts them: the graph then orders step 3 after step 2 (ArenaSharing::kOrdersSteps).
+TEST(SessionGpuTest, BranchesSharingArenaBytesAreOrdered) {
+  Program program = branches_program(nvcc_kernels(KILN_TEST_KERNELS_DIR));
+  program.buffers[6].offset = program.buffers[3].offset;
+  expect_branches_match_cpu_on_every_replay(std::move(program));
 }
 
 TEST(SessionGpuTest, PtxOnlyProgramIsCompiledByTheDriver) {

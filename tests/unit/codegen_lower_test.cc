@@ -1,6 +1,7 @@
 // Tests of lowering (codegen/lower.h): the Program's buffers (inputs, outputs, weights,
 // intermediates, views), the weights' layout, kernel deduplication, output copies, and the
-// refusal of kernels the GPU backend does not generate yet.
+// refusal of kernels the GPU backend does not generate yet; the parameters each kernel states it
+// writes, from which independent steps get no dependency between them.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -8,6 +9,7 @@
 #include "codegen/lower.h"
 #include "ir/error.h"
 #include "ir/parser.h"
+#include "runtime/step_dependencies.h"
 
 namespace kiln::codegen {
 namespace {
@@ -104,6 +106,27 @@ graph @g(%x: f32[16], %y: f32[16]) -> (f32[16], f32[16]) {
       << source;
   EXPECT_NE(source.find("extern \"C\" __global__"), std::string::npos);
   EXPECT_NE(source.find(program.kernels[0].name + "("), std::string::npos);
+}
+
+// tanh and exp both read x and may run at once; add reads both results.
+TEST(CodegenLower, KernelsStateWhatTheyWriteSoBranchesAreIndependent) {
+  const Program program = lower_text(R"(
+graph @g(%x: f32[16]) -> (f32[16]) {
+  %0 = tanh(%x) : f32[16] loc("Tanh")
+  %1 = exp(%x) : f32[16] loc("Exp")
+  %2 = add(%0, %1) : f32[16] loc("Add")
+  return %2
+})");
+  ASSERT_EQ(program.steps.size(), 3u);
+  EXPECT_NE(program.kernels[0].source.find("// parameters: 2\n// written parameters: 1\n"),
+            std::string::npos)
+      << program.kernels[0].source;
+  EXPECT_NE(program.kernels[2].source.find("// parameters: 3\n// written parameters: 2\n"),
+            std::string::npos)
+      << program.kernels[2].source;
+  const StepGraph graph = step_dependencies(program, ArenaSharing::kIgnored);
+  EXPECT_EQ(graph.predecessors, (std::vector<std::vector<int>>{{}, {}, {0, 1}}));
+  EXPECT_EQ(widest_level(graph), 2);
 }
 
 TEST(CodegenLower, OutputsThatAreNotKernelResultsAreCopied) {

@@ -1,6 +1,7 @@
 // Tests of the tensor-core contraction tiling (codegen/contraction_tiling.h) and of lowering a
 // split-K contraction (codegen/lower.h): tile sizes that fill the GPU, split-K only for grids
-// short of it and deep enough, and the two steps sharing one f32 workspace intermediate; the
+// short of it and deep enough, and the two steps sharing one f32 workspace intermediate (both
+// writing it, so the second waits for the first); the
 // wgmma tiles of sm_90a, and which contractions take the wgmma kernel.
 #include "codegen/contraction_tiling.h"
 
@@ -12,6 +13,7 @@
 #include "codegen/options.h"
 #include "ir/error.h"
 #include "ir/parser.h"
+#include "runtime/step_dependencies.h"
 
 namespace kiln::codegen {
 namespace {
@@ -108,6 +110,11 @@ graph @g(%a: f16[49,4608], %b: f16[4608,512]) -> (f16[49,512]) {
   EXPECT_EQ(program.steps[0].grid, (std::array<uint32_t, 3>{8, 1, 16}));
   EXPECT_EQ(program.steps[0].block, (std::array<uint32_t, 3>{128, 1, 1}));
   EXPECT_NE(program.kernels[0].source.find("kiln_mma_f16_16816"), std::string::npos);
+  // Both write the workspace (runtime/kernel_header.h), so the sum waits for the partial sums.
+  EXPECT_NE(program.kernels[0].source.find("\n// written parameters: 2\n"), std::string::npos);
+  EXPECT_NE(program.kernels[1].source.find("\n// written parameters: 2, 3\n"), std::string::npos);
+  EXPECT_EQ(step_dependencies(program, ArenaSharing::kIgnored).predecessors,
+            (std::vector<std::vector<int>>{{}, {0}}));
 }
 
 TEST(ContractionTiling, WgmmaTilesTakeTheFewestWaves) {

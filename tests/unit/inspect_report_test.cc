@@ -1,5 +1,6 @@
-// Tests of the `kiln inspect` report (tools/inspect_report.h) on the hand-written program: its
-// kernels, launch geometry, buffers with live ranges, and the memory plan's three figures.
+// Tests of the `kiln inspect` report (tools/inspect_report.h) on the hand-written programs: their
+// kernels, launch geometry, the steps each waits for, buffers with live ranges, the step graph's
+// figures and the memory plan's three figures.
 #include "tools/inspect_report.h"
 
 #include <gtest/gtest.h>
@@ -24,14 +25,38 @@ TEST(InspectReportTest, ShowsKernelsStepsBuffersAndTheMemoryPlan) {
   for (const std::string expected : {
            "program 'bias_relu' for sm_80, sm_90: 4 kernels, 4 steps, 6 buffers\n",
            "  0  add_bias  sm_80 5 B, sm_90 5 B  19 B  22 B    -      -       /onnx/Add\n",
-           "  3  add       64x1x1  256x1x1  0 B     doubled, x, y\n",
+           "  3  add       64x1x1  256x1x1  0 B     2      doubled, x, y\n",
            "  3  intermediate  rectified  f32[64,256]  64.0 KiB  arena +65536, live at steps 1-2\n",
            "  1  weight        bias       f32[256]     1.0 KiB   weights +0\n",
-           "memory plan\n"
+           "step graph\n"
+           "  edges         3  read after write, write after read, write after write; none implied "
+           "by others\n"
+           "  levels        4  the longest chain of steps that wait for each other\n"
+           "  widest level  1  steps that may run at once\n"
+           "\nmemory plan\n"
            "  arena (peak)  128.0 KiB\n"
            "  naive sum     192.0 KiB  every intermediate in its own bytes; arena = 0.67x\n"
            "  lower bound   128.0 KiB  the largest set live at one step; arena = 1.00x\n",
            "weights: 1.0 KiB in 1 buffer\n",
+       }) {
+    EXPECT_NE(report.find(expected), std::string::npos) << expected << "\nin:\n" << report;
+  }
+}
+
+// Steps 2 and 3 of the branches program run at once: each waits only for its own branch.
+TEST(InspectReportTest, ShowsWhatEachStepWaitsForAndTheWidestLevel) {
+  const std::string report = inspect_report(test::branches_program(test::placeholder_kernels()));
+  for (const std::string expected : {
+           "  #  kernel    grid    block    shared  after  arguments\n"
+           "  0  add_bias  64x1x1  256x1x1  0 B     -      x, bias, sum\n"
+           "  1  relu      64x1x1  256x1x1  0 B     -      x, rectified\n"
+           "  2  twice     64x1x1  256x1x1  0 B     1      rectified, doubled\n"
+           "  3  twice     64x1x1  256x1x1  0 B     0      sum, doubled_sum\n"
+           "  4  add       64x1x1  256x1x1  0 B     2, 3   doubled_sum, doubled, y\n",
+           "  edges         4  ",
+           "  levels        3  ",
+           "  widest level  2  ",
+           "  arena (peak)  256.0 KiB\n",
        }) {
     EXPECT_NE(report.find(expected), std::string::npos) << expected << "\nin:\n" << report;
   }

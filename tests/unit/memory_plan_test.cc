@@ -1,6 +1,7 @@
 // Tests of static memory planning (runtime/memory_plan.h): live ranges, greedy-by-size
-// placement with best fit, the figures, and, on many random programs, that no two buffers live
-// at the same step share a byte.
+// placement with best fit, the figures, branches that run at once kept apart, and, on many random
+// programs, that two buffers share a byte only when every use of one happens before every use of
+// the other (checked against a step graph the test computes itself).
 #include "runtime/memory_plan.h"
 
 #include <gtest/gtest.h>
@@ -13,10 +14,18 @@
 namespace kiln {
 namespace {
 
+// How the steps of intermediates_program say what they write.
+enum class Writes {
+  kUnstated,  // their kernel's header states nothing: every argument counts as written
+  kLastArgument,
+};
+
 // A program with one intermediate f32 buffer per entry of `bytes` (multiples of 4) and one
-// step per entry of `step_args`; kernels and launch geometry do not matter to the planner.
+// step per entry of `step_args` (at most 4 arguments each); launch geometry does not matter to
+// the planner.
 Program intermediates_program(const std::vector<int64_t>& bytes,
-                              const std::vector<std::vector<int>>& step_args) {
+                              const std::vector<std::vector<int>>& step_args,
+                              Writes writes = Writes::kUnstated) {
   Program program;
   for (size_t i = 0; i < bytes.size(); ++i) {
     program.buffers.push_back({ProgramBuffer::Kind::kIntermediate,
@@ -24,7 +33,17 @@ Program intermediates_program(const std::vector<int64_t>& bytes,
                                {DType::kF32, {bytes[i] / 4}},
                                -1});
   }
-  for (const std::vector<int>& args : step_args) program.steps.push_back({0, {}, {}, 0, args});
+  // Kernel n - 1 takes n arguments and, when stated, writes the last.
+  for (int arguments = 1; arguments <= 4; ++arguments) {
+    const std::string written =
+        writes == Writes::kLastArgument
+            ? "// written parameters: " + std::to_string(arguments - 1) + "\n"
+            : "";
+    program.kernels.push_back({"k", "// kiln kernel k\n" + written + "\nextern", {}, {}, ""});
+  }
+  for (const std::vector<int>& args : step_args) {
+    program.steps.push_back({static_cast<int>(args.size()) - 1, {}, {}, 0, args});
+  }
   return program;
 }
 
@@ -77,6 +96,29 @@ TEST(MemoryPlanTest, BestFitTakesTheSmallestGap) {
   EXPECT_EQ(program.arena_bytes, 1792);
 }
 
+// The branches of tests/runtime/bias_relu_program.h: in program order `rectified` (steps 1-2)
+// dies before `doubled_sum` (3-4) is born, but steps 2 and 3 run at once, so no two of the four
+// intermediates share bytes; the lower bound counts the program order's largest live set.
+TEST(MemoryPlanTest, BranchesRunningAtOnceNeverShareBytes) {
+  Program program = test::branches_program(test::placeholder_kernels());
+  const MemoryFigures figures = plan_memory(program);
+  EXPECT_EQ(offsets(program), (std::vector<int64_t>{0, 0, 0, 65536, 131072, 0, 196608}));
+  EXPECT_EQ(figures.peak_bytes, 262144);
+  EXPECT_EQ(figures.naive_bytes, 262144);
+  EXPECT_EQ(figures.lower_bound_bytes, 196608);
+}
+
+// A diamond (step 0 writes a; steps 1 and 2 read it into b and c at once; step 3 joins them into
+// d; step 4 reads d into e): d follows every use of a and takes its bytes, e those of b.
+TEST(MemoryPlanTest, BuffersOrderedByTheStepGraphShareBytes) {
+  Program program = intermediates_program(
+      {256, 256, 256, 256, 256}, {{0}, {0, 1}, {0, 2}, {1, 2, 3}, {3, 4}}, Writes::kLastArgument);
+  const MemoryFigures figures = plan_memory(program);
+  EXPECT_EQ(offsets(program), (std::vector<int64_t>{0, 256, 512, 0, 256}));
+  EXPECT_EQ(figures.peak_bytes, 768);
+  EXPECT_EQ(figures.lower_bound_bytes, 768);
+}
+
 TEST(MemoryPlanTest, LowerBoundIsTheLargestLiveSet) {
   // Live sets: step 0 {0, 1} = 1536 bytes, step 1 {1, 2} = 768, step 2 {2, 3} = 2304.
   Program program = intermediates_program({1024, 512, 256, 2048}, {{0, 1}, {1, 2}, {2, 3}});
@@ -110,9 +152,39 @@ TEST(MemoryPlanTest, InputsOutputsAndWeightsAreLeftAlone) {
   EXPECT_EQ(program.buffers[5].offset, 0);
 }
 
-// Random programs: every pair of intermediates live at a common step has disjoint bytes, checked
-// step by step over every pair, and the arena lies between the lower bound and the naive sum.
-TEST(MemoryPlanTest, RandomProgramsNeverShareBytesBetweenLiveBuffers) {
+// Whether step `later` must wait for step `earlier` (earlier < later) by a path of hazards, from
+// every pair of steps touching a common buffer where either writes it (the last argument).
+std::vector<std::vector<bool>> happens_before(const std::vector<std::vector<int>>& step_args) {
+  const size_t steps = step_args.size();
+  const auto touches = [&](size_t step, int buffer, bool only_written) {
+    const std::vector<int>& args = step_args[step];
+    for (size_t position = 0; position < args.size(); ++position) {
+      if (args[position] == buffer && (!only_written || position + 1 == args.size())) return true;
+    }
+    return false;
+  };
+  std::vector<std::vector<bool>> before(steps, std::vector<bool>(steps, false));
+  for (size_t later = 0; later < steps; ++later) {
+    for (size_t earlier = 0; earlier < later; ++earlier) {
+      bool hazard = before[earlier][later];
+      for (const int buffer : step_args[later]) {
+        hazard = hazard || (touches(earlier, buffer, false) &&
+                            (touches(earlier, buffer, true) || touches(later, buffer, true)));
+      }
+      if (!hazard) continue;
+      before[earlier][later] = true;
+      for (size_t first = 0; first < earlier; ++first) {
+        if (before[first][earlier]) before[first][later] = true;
+      }
+    }
+  }
+  return before;
+}
+
+// Random programs: two intermediates that share a byte are ordered (every step using one happens
+// before every step using the other, by the test's own hazard closure), checked over every pair;
+// the arena lies between the lower bound and the naive sum.
+TEST(MemoryPlanTest, RandomProgramsShareBytesOnlyBetweenOrderedBuffers) {
   std::mt19937 random(12345);
   for (int trial = 0; trial < 300; ++trial) {
     const int buffer_count = 1 + static_cast<int>(random() % 24);
@@ -125,33 +197,32 @@ TEST(MemoryPlanTest, RandomProgramsNeverShareBytesBetweenLiveBuffers) {
       const int arg_count = 1 + static_cast<int>(random() % 4);
       for (int a = 0; a < arg_count; ++a) args.push_back(static_cast<int>(random() % buffer_count));
     }
-    Program program = intermediates_program(bytes, step_args);
+    Program program = intermediates_program(bytes, step_args, Writes::kLastArgument);
     const MemoryFigures figures = plan_memory(program);
-
+    const std::vector<std::vector<bool>> before = happens_before(step_args);
+    std::vector<std::vector<int>> users(buffer_count);
     for (int step = 0; step < step_count; ++step) {
-      std::vector<int> live;
-      for (int i = 0; i < buffer_count; ++i) {
-        int first = -1;
-        int last = -1;
-        for (int s = 0; s < step_count; ++s) {
-          for (const int arg : step_args[s]) {
-            if (arg != i) continue;
-            if (first < 0) first = s;
-            last = s;
-          }
-        }
-        if (first <= step && step <= last) live.push_back(i);
+      for (const int arg : step_args[step]) {
+        if (users[arg].empty() || users[arg].back() != step) users[arg].push_back(step);
       }
-      for (size_t a = 0; a < live.size(); ++a) {
-        for (size_t b = a + 1; b < live.size(); ++b) {
-          const ProgramBuffer& x = program.buffers[live[a]];
-          const ProgramBuffer& y = program.buffers[live[b]];
-          const int64_t x_end = x.offset + bytes[live[a]];
-          const int64_t y_end = y.offset + bytes[live[b]];
-          ASSERT_TRUE(x_end <= y.offset || y_end <= x.offset || bytes[live[a]] == 0 ||
-                      bytes[live[b]] == 0)
-              << "trial " << trial << " step " << step << ": " << x.name << " and " << y.name;
+    }
+    const auto all_before = [&](int a, int b) {
+      for (const int first : users[a]) {
+        for (const int second : users[b]) {
+          if (first >= second || !before[first][second]) return false;
         }
+      }
+      return true;
+    };
+    for (int a = 0; a < buffer_count; ++a) {
+      for (int b = a + 1; b < buffer_count; ++b) {
+        const ProgramBuffer& x = program.buffers[a];
+        const ProgramBuffer& y = program.buffers[b];
+        const bool share = x.offset < y.offset + bytes[b] && y.offset < x.offset + bytes[a] &&
+                           bytes[a] != 0 && bytes[b] != 0;
+        if (!share || users[a].empty() || users[b].empty()) continue;
+        ASSERT_TRUE(all_before(a, b) || all_before(b, a))
+            << "trial " << trial << ": " << x.name << " and " << y.name;
       }
     }
     for (size_t i = 0; i < bytes.size(); ++i) {

@@ -9,6 +9,7 @@
 #include <functional>
 
 #include "ir/error.h"
+#include "runtime/kernel_header.h"
 #include "runtime/program_io.h"
 #include "test_temp_dir.h"
 #include "tests/runtime/bias_relu_program.h"
@@ -118,8 +119,14 @@ TEST(ProgramValidationTest, EachProblemHasItsMessage) {
       {[](Program& p) { p.steps[3].args.pop_back(); },
        "output buffer 5 ('y') is written by no step"},
       // A kernel whose source states its parameter count (runtime/kernel_header.h).
-      {[](Program& p) { p.kernels[3].source = "// kiln kernel add: loop (add)\n// parameters: 4\n"; },
+      {[](Program& p) {
+         p.kernels[3].source = "// kiln kernel add: loop (add)\n// parameters: 4\n";
+       },
        "step 3 (kernel 'add') passes 3 arguments; its kernel takes 4"},
+      {[](Program& p) {
+         p.kernels[3].source = "// kiln kernel add: loop (add)\n// written parameters: 2, 3\n";
+       },
+       "step 3 (kernel 'add'): its kernel writes parameter 3; the step passes 3 arguments"},
   };
   for (const Case& test_case : cases) {
     Program program = valid_program();
@@ -143,6 +150,24 @@ TEST(ProgramValidationTest, ReadingAFileValidatesAndNamesTheFile) {
               path +
                   ": step 0 (kernel 'add_bias'): block 0x1x1 is outside CUDA's limits (1 to "
                   "1024x1024x64, at most 1024 threads)");
+  }
+}
+
+// The written parameters a header states (runtime/kernel_header.h): increasing positions,
+// ", "-separated; any other form counts as not stated.
+TEST(ProgramValidationTest, KernelHeaderStatesTheParametersItWrites) {
+  const auto written = [](const std::string& line) {
+    ProgramKernel kernel;
+    kernel.source = "// kiln kernel k: loop (add)\n// parameters: 4\n" + line + "\n\nextern";
+    return kernel_written_parameters(kernel);
+  };
+  EXPECT_EQ(written("// written parameters: 2, 3"), (std::vector<int>{2, 3}));
+  EXPECT_EQ(written("// written parameters: 0"), (std::vector<int>{0}));
+  EXPECT_EQ(written(""), std::nullopt);
+  for (const std::string bad : {"// written parameters: ", "// written parameters: 3, 2",
+                                "// written parameters: 1,2", "// written parameters: 1, x",
+                                "// written parameters: -1", "// written parameters: 1, 1"}) {
+    EXPECT_EQ(written(bad), std::nullopt) << bad;
   }
 }
 

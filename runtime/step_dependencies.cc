@@ -1,0 +1,167 @@
+// Step dependencies from the memory each step reads and writes, transitively reduced (the rules:
+// step_dependencies.h).
+#include "runtime/step_dependencies.h"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <optional>
+#include <utility>
+
+#include "runtime/kernel_header.h"
+
+namespace kiln {
+namespace {
+
+// One past the last arena byte of an intermediate (validation keeps it within the arena).
+int64_t end_byte(const ProgramBuffer& buffer) {
+  return buffer.offset + static_cast<int64_t>(buffer.type.num_bytes());
+}
+
+// The memory each buffer stands for, as ids: a buffer's own index, or with arena sharing the
+// pieces of the arena an intermediate covers (the arena cut at every intermediate's first byte
+// and past its last), numbered after the buffers.
+std::vector<std::vector<int>> memory_of_buffers(const Program& program, ArenaSharing sharing) {
+  const auto shares_arena = [&](const ProgramBuffer& buffer) {
+    return sharing == ArenaSharing::kOrdersSteps &&
+           buffer.kind == ProgramBuffer::Kind::kIntermediate;
+  };
+  std::vector<int64_t> cuts;
+  for (const ProgramBuffer& buffer : program.buffers) {
+    if (!shares_arena(buffer)) continue;
+    cuts.push_back(buffer.offset);
+    cuts.push_back(end_byte(buffer));
+  }
+  std::sort(cuts.begin(), cuts.end());
+  cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+  const auto piece = [&](int64_t byte) {
+    return static_cast<int>(program.buffers.size()) +
+           static_cast<int>(std::lower_bound(cuts.begin(), cuts.end(), byte) - cuts.begin());
+  };
+  std::vector<std::vector<int>> memory(program.buffers.size());
+  for (size_t i = 0; i < program.buffers.size(); ++i) {
+    const ProgramBuffer& buffer = program.buffers[i];
+    if (!shares_arena(buffer)) {
+      memory[i] = {static_cast<int>(i)};
+      continue;
+    }
+    const int end = piece(end_byte(buffer));
+    for (int id = piece(buffer.offset); id < end; ++id) memory[i].push_back(id);
+  }
+  return memory;
+}
+
+// Per argument of `step`, whether it may write it (step_dependencies.h). `stated` holds the
+// written positions its kernel's header states, if it does.
+std::vector<bool> written_arguments(const Program& program, const ProgramStep& step,
+                                    const std::optional<std::vector<int>>& stated) {
+  std::vector<bool> written(step.args.size(), false);
+  for (size_t position = 0; position < step.args.size(); ++position) {
+    const ProgramBuffer::Kind kind = program.buffers[step.args[position]].kind;
+    written[position] =
+        stated ? std::binary_search(stated->begin(), stated->end(), static_cast<int>(position))
+               : kind == ProgramBuffer::Kind::kIntermediate || kind == ProgramBuffer::Kind::kOutput;
+  }
+  return written;
+}
+
+// The last step that wrote a piece of memory and the steps that read it since.
+struct MemoryHistory {
+  int last_writer = -1;
+  std::vector<int> readers;
+};
+
+// Adds `predecessor` and every step before it to `ancestors`.
+void add_ancestry(StepSet& ancestors, int predecessor, const std::vector<StepSet>& ancestors_of) {
+  ancestors.unite(ancestors_of[predecessor]);
+  ancestors.insert(predecessor);
+}
+
+}  // namespace
+
+int64_t StepGraph::edge_count() const {
+  int64_t edges = 0;
+  for (const std::vector<int>& before : predecessors) edges += std::ssize(before);
+  return edges;
+}
+
+StepGraph step_dependencies(const Program& program, ArenaSharing sharing) {
+  const size_t steps = program.steps.size();
+  const std::vector<std::vector<int>> memory = memory_of_buffers(program, sharing);
+  std::vector<std::optional<std::vector<int>>> stated_writes;
+  for (const ProgramKernel& kernel : program.kernels) {
+    stated_writes.push_back(kernel_written_parameters(kernel));
+  }
+  std::map<int, MemoryHistory> history;
+  std::vector<StepSet> ancestors;
+  StepGraph graph;
+  for (size_t s = 0; s < steps; ++s) {
+    const ProgramStep& step = program.steps[s];
+    const std::vector<bool> written = written_arguments(program, step, stated_writes[step.kernel]);
+    std::map<int, bool> touched;  // memory id -> written by this step
+    for (size_t position = 0; position < step.args.size(); ++position) {
+      for (const int id : memory[step.args[position]]) {
+        touched[id] = touched[id] || written[position];
+      }
+    }
+    std::vector<int> hazards;
+    for (const auto& [id, writes] : touched) {
+      MemoryHistory& past = history[id];
+      if (past.last_writer >= 0) hazards.push_back(past.last_writer);
+      if (writes) {
+        hazards.insert(hazards.end(), past.readers.begin(), past.readers.end());
+        past.last_writer = static_cast<int>(s);
+        past.readers.clear();
+      } else {
+        past.readers.push_back(static_cast<int>(s));
+      }
+    }
+    // Latest first: a hazard reachable from a later kept one is implied by it.
+    std::sort(hazards.begin(), hazards.end(), std::greater<>());
+    hazards.erase(std::unique(hazards.begin(), hazards.end()), hazards.end());
+    StepSet before(steps);
+    std::vector<int> kept;
+    for (const int hazard : hazards) {
+      if (before.contains(hazard)) continue;
+      kept.push_back(hazard);
+      add_ancestry(before, hazard, ancestors);
+    }
+    std::reverse(kept.begin(), kept.end());
+    graph.predecessors.push_back(std::move(kept));
+    ancestors.push_back(std::move(before));
+  }
+  return graph;
+}
+
+std::vector<StepSet> step_ancestors(const StepGraph& graph) {
+  const size_t steps = graph.predecessors.size();
+  std::vector<StepSet> ancestors;
+  for (const std::vector<int>& predecessors : graph.predecessors) {
+    StepSet before(steps);
+    for (const int predecessor : predecessors) add_ancestry(before, predecessor, ancestors);
+    ancestors.push_back(std::move(before));
+  }
+  return ancestors;
+}
+
+std::vector<int> step_levels(const StepGraph& graph) {
+  std::vector<int> levels;
+  for (const std::vector<int>& predecessors : graph.predecessors) {
+    int level = 0;
+    for (const int predecessor : predecessors) level = std::max(level, levels[predecessor] + 1);
+    levels.push_back(level);
+  }
+  return levels;
+}
+
+int widest_level(const StepGraph& graph) {
+  std::vector<int> steps_on_level;
+  for (const int level : step_levels(graph)) {
+    if (level >= std::ssize(steps_on_level)) steps_on_level.resize(level + 1, 0);
+    ++steps_on_level[level];
+  }
+  return steps_on_level.empty() ? 0
+                                : *std::max_element(steps_on_level.begin(), steps_on_level.end());
+}
+
+}  // namespace kiln
