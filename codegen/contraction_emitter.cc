@@ -128,9 +128,8 @@ struct ContractionTactic {
   std::string describe() const {
     const std::string split = splits() > 1 ? fmt::format(" split {}", splits()) : "";
     if (wgmma) {
-      return fmt::format("wgmma {}x{} {} stages{}{}", kWgmmaBlockM, wgmma_tiling.block_n,
-                         wgmma_tiling.stages, split,
-                         wgmma_tiling.persistent_blocks > 0 ? " warp-specialized persistent" : "");
+      return fmt::format("wgmma {}x{} {} stages{}", kWgmmaBlockM, wgmma_tiling.block_n,
+                         wgmma_tiling.stages, split);
     }
     return fmt::format("mma.sync {}x{}{}", mma_tiling.block_m, mma_tiling.block_n, split);
   }

@@ -149,16 +149,6 @@ std::vector<WgmmaTiling> wgmma_tiling_candidates(int64_t batch, int64_t rows, in
     const WgmmaTiling pair{.block_n = 128, .stages = kWgmmaShallowStages};
     add_once(candidates, with_wgmma_splits(pair, k_steps, 1));
   }
-  // Warp-specialized and persistent: a block an SM, each with at least one tile per consumer.
-  const int64_t sms = std::max(target.sm_count, 1);
-  for (int block_n : {128, 64}) {
-    const int64_t tiles = row_tiles * ceil_div(cols, block_n);
-    if (k_steps <= kWgmmaShallowSteps || cols < block_n || tiles < 2 * sms) continue;
-    WgmmaTiling persistent{.block_n = block_n, .stages = kWgmmaPersistentStages};
-    persistent = with_wgmma_splits(persistent, k_steps, 1);
-    persistent.persistent_blocks = static_cast<int>(sms);
-    add_once(candidates, persistent);
-  }
   return candidates;
 }
 

@@ -63,23 +63,11 @@ inline constexpr int kWgmmaShallowSteps = 2;
 inline constexpr int kWgmmaShallowStages = 3;
 inline constexpr int kWgmmaShallowMaxBlockN = 128;
 
-// The warp-specialized persistent variant (codegen/wgmma_contraction_emitter.h): a producer
-// warpgroup and two consumer warpgroups, each consumer computing whole kWgmmaBlockM × block_n
-// tiles in turn, so that one's epilogue overlaps the other's multiplies. Offered (never the
-// heuristic's choice) for contractions deeper than kWgmmaShallowSteps, unsplit, whose tiles give
-// every SM's block at least two (one a consumer), block_n 64 or 128 (a consumer's accumulators),
-// kWgmmaPersistentStages stages.
-inline constexpr int kWgmmaPersistentThreads = 384;
-inline constexpr int kWgmmaPersistentStages = 4;
-
 struct WgmmaTiling {
   int block_n = 0;
   int stages = 4;
   int splits = 1;           // slices of K (1: no split)
   int64_t split_depth = 0;  // depth of a slice, a multiple of kWgmmaTileK
-  // Blocks of the warp-specialized persistent kernel (one an SM at most, each taking tiles
-  // blockIdx.x, + gridDim.x, ...); 0: the one-tile-a-block kernel.
-  int persistent_blocks = 0;
 
   bool operator==(const WgmmaTiling&) const = default;
 };
@@ -99,10 +87,9 @@ MmaTiling choose_mma_tiling(int64_t batch, int64_t rows, int64_t cols, int64_t d
 // kWgmmaShallowMaxBlockN), with the split-K the heuristic would give that width, and for
 // contractions at least 2 · kWgmmaMinSplitSteps steps deep also split in two where the heuristic
 // does not split (a grid 1.5 waves deep becomes 3 waves), and 128 wide in the shallow stage count
-// where the heuristic pipelines deeper (two blocks an SM), and the warp-specialized persistent
-// kernel 128 and 64 wide where its conditions hold (kWgmmaPersistentThreads); for mma.sync the 128
-// × 128 and 64 × 64 tiles, each with its heuristic split and without one. Empty when the heuristic
-// finds no wgmma tiling (block_n 0).
+// where the heuristic pipelines deeper (two blocks an SM); for mma.sync the 128 × 128 and 64 × 64
+// tiles, each with its heuristic split and without one. Empty when the heuristic finds no wgmma
+// tiling (block_n 0).
 std::vector<WgmmaTiling> wgmma_tiling_candidates(int64_t batch, int64_t rows, int64_t cols,
                                                  int64_t depth, const Target& target);
 std::vector<MmaTiling> mma_tiling_candidates(int64_t batch, int64_t rows, int64_t cols,

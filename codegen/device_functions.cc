@@ -423,39 +423,6 @@ __device__ __forceinline__ void kiln_wgmma_wait() {
 __device__ __forceinline__ void kiln_cp_async_wait() {
   asm volatile("cp.async.wait_group %0;" :: "n"(pending));
 })"},
-      // mbarriers (sm_80+, in shared memory, 8 bytes): init with the arrivals that complete a
-      // phase; arrive; wait until the phase of `parity` (0 or 1) has completed (on a fresh
-      // barrier, parity 1 names the phase before the first: it returns at once).
-      {"kiln_mbarrier_init",
-       R"(__device__ __forceinline__ void kiln_mbarrier_init(unsigned barrier, unsigned arrivals) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" :: "r"(barrier), "r"(arrivals) : "memory");
-})"},
-      {"kiln_mbarrier_arrive",
-       R"(__device__ __forceinline__ void kiln_mbarrier_arrive(unsigned barrier) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" :: "r"(barrier) : "memory");
-})"},
-      {"kiln_mbarrier_wait",
-       R"(__device__ __forceinline__ void kiln_mbarrier_wait(unsigned barrier, unsigned parity) {
-  asm volatile("{\n.reg .pred done;\nwaiting:\n"
-               "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
-               "@!done bra waiting;\n}" :: "r"(barrier), "r"(parity) : "memory");
-})"},
-      // An arrival on the mbarrier once this thread's earlier cp.async copies have landed
-      // (.noinc: it counts as one of the barrier's expected arrivals).
-      {"kiln_cp_async_mbarrier_arrive",
-       R"(__device__ __forceinline__ void kiln_cp_async_mbarrier_arrive(unsigned barrier) {
-  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" :: "r"(barrier) : "memory");
-})"},
-      // Hopper (sm_90a): a warpgroup gives back registers (dec) or takes more (inc), so that a
-      // warp-specialized kernel's consumers hold more than the launch bound's even share.
-      {"kiln_setmaxnreg_dec", R"(template <int registers>
-__device__ __forceinline__ void kiln_setmaxnreg_dec() {
-  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" :: "n"(registers));
-})"},
-      {"kiln_setmaxnreg_inc", R"(template <int registers>
-__device__ __forceinline__ void kiln_setmaxnreg_inc() {
-  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" :: "n"(registers));
-})"},
   };
   return functions;
 }

@@ -25,12 +25,9 @@ std::string joined(const std::vector<std::string>& items, const std::string& sep
 }  // namespace
 
 std::string kernel_code(const KernelSpec& spec, const std::string& name) {
-  const std::string bounds = spec.min_blocks > 0
-                                 ? fmt::format("{}, {}", spec.max_threads, spec.min_blocks)
-                                 : std::to_string(spec.max_threads);
   std::string function =
-      fmt::format("extern \"C\" __global__ void __launch_bounds__({}) {}({}) {{\n{}}}\n", bounds,
-                  name, spec.params.signature(), spec.body);
+      fmt::format("extern \"C\" __global__ void __launch_bounds__({}) {}({}) {{\n{}}}\n",
+                  spec.max_threads, name, spec.params.signature(), spec.body);
   std::string code = device_functions_for(spec.definitions + function);
   if (!spec.definitions.empty()) code += spec.definitions + "\n";
   return code + function;

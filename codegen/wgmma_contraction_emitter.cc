@@ -21,12 +21,6 @@ constexpr int kAtomBytes = 8 * kRowBytes;      // 8 rows, the swizzle's period
 constexpr int kBlockBytes = 64 * kRowBytes;    // 64 rows: a warpgroup's A, or 64 columns of B
 constexpr int kVector = 8;                     // 16-bit values a cp.async moves
 constexpr int kWarpgroupRows = 64;
-constexpr int kWarpgroupThreads = 128;
-// setmaxnreg's registers a thread for the warp-specialized kernel's producer and consumers:
-// 128 · 72 + 256 · 216 of the SM's 65536. ptxas (CUDA 13.0, BERT's FFN gemm with GELU, 128
-// wide) spilled the producer's copy addresses at 40 (124 bytes) and 56 (48), nothing at 72.
-constexpr int kProducerRegisters = 72;
-constexpr int kConsumerRegisters = 216;
 constexpr int64_t kSharedLimit = 227 * 1024;
 // Floats a staged result row (results_through_shared) is longer than the tile: rows 8 floats
 // apart in banks, so that a quarter warp's stores of its 4 rows of 8 sums hit 32 banks.
@@ -164,13 +158,9 @@ class WgmmaKernelWriter {
     spec_.definitions = wgmma_function(tiling_.block_n, dtype, a_.k_major, b_.k_major);
     // The swizzle repeats every 1024 bytes of shared address: the stages start 1024-aligned.
     spec_.shared_bytes = static_cast<uint32_t>(tiling_.stages * stage_bytes_ + kAtomBytes);
-    if (persistent()) {
-      write_warp_specialized(outputs);
-    } else {
-      declarations();
-      main_loop();
-      results(outputs);
-    }
+    declarations();
+    main_loop();
+    results(outputs);
     const char* a_source = a_.view       ? "copied through a strided view"
                            : a_.gathered ? "gathered (channels-last conv)"
                                          : "read as it lies";
@@ -179,22 +169,11 @@ class WgmmaKernelWriter {
         tiling_.block_n, kWgmmaTileK, tiling_.stages, a_.k_major ? "K" : "MN", a_source,
         b_.k_major ? "K" : "MN",
         tiling_.splits > 1 ? fmt::format(", split-K into {} slices", tiling_.splits) : "");
-    if (persistent()) {
-      spec_.tactic += fmt::format(
-          ", warp-specialized (a producer, two consumers of {}x{} tiles), persistent over {} "
-          "blocks",
-          kWgmmaBlockM, tiling_.block_n, tiling_.persistent_blocks);
-    }
     spec_.flops = 2 * view_.batch * view_.rows * view_.cols * view_.depth;
   }
 
  private:
-  bool persistent() const { return tiling_.persistent_blocks > 0; }
-  // The threads that copy a stage: the whole block, or the warp-specialized kernel's producer.
-  int loading_threads() const { return persistent() ? kWarpgroupThreads : kWgmmaThreads; }
-
-  // g_smem (the stages' shared address, 1024-aligned) and g_shared (its generic pointer).
-  void shared_stages() {
+  void declarations() {
     code_.line("extern __shared__ __align__(1024) unsigned char g_shared_bytes[];");
     code_.line(
         fmt::format("const unsigned g_smem = (static_cast<unsigned>(__cvta_generic_to_shared("
@@ -203,10 +182,6 @@ class WgmmaKernelWriter {
     code_.line(
         "unsigned char* const g_shared = g_shared_bytes + (g_smem - "
         "static_cast<unsigned>(__cvta_generic_to_shared(g_shared_bytes)));");
-  }
-
-  void declarations() {
-    shared_stages();
     code_.line(fmt::format("const {} g_b = blockIdx.z % {};", index_, view_.batch));
     code_.line(fmt::format("const {} g_m0 = static_cast<{}>(blockIdx.y) * {};", index_, index_,
                            kWgmmaBlockM));
@@ -231,7 +206,6 @@ class WgmmaKernelWriter {
     for (int ahead = 0; ahead < stages - 2; ++ahead) {
       load_step(ahead == 0 ? "g_kbegin" : fmt::format("g_kbegin + {}", ahead * kWgmmaTileK),
                 std::to_string(ahead));
-      code_.line("kiln_cp_async_commit();");
     }
     code_.line(fmt::format("const int g_steps = static_cast<int>((g_kend - g_kbegin + {}) / {});",
                            kWgmmaTileK - 1, kWgmmaTileK));
@@ -242,7 +216,6 @@ class WgmmaKernelWriter {
     code_.line(fmt::format("const {} g_kahead = g_kbegin + static_cast<{}>(g_step + {}) * {};",
                            index_, index_, stages - 2, kWgmmaTileK));
     load_step("g_kahead", fmt::format("(g_step + {}) % {}", stages - 2, stages));
-    code_.line("kiln_cp_async_commit();");
     code_.line(fmt::format("const unsigned g_stage = g_smem + g_step % {} * {};", stages,
                            stage_bytes_));
     code_.line(fmt::format("const unsigned g_a_tile = g_stage + {} + g_warpgroup * {};",
@@ -265,123 +238,7 @@ class WgmmaKernelWriter {
     code_.line("kiln_cp_async_wait<0>();");
   }
 
-  // The warp-specialized persistent kernel (see the header): warpgroup 0 copies, warpgroups 1
-  // and 2 multiply and finish the tiles blockIdx.x + i · gridDim.x of odd and even i. The
-  // stages form one ring over the block's tiles in order: step s of the block's i-th tile is
-  // position p = i · steps + s, in stage p mod S, its phase (p / S) mod 2. full[stage]
-  // completes when the producer's 128 threads' copies of it have landed (cp.async's own
-  // arrivals: the producer never waits for its copies, only for empty stages), and the
-  // consumer fences them for the tensor cores; empty[stage] when the consumer's 128 threads
-  // have seen its wgmmas finish. A wait names a phase by its parity only, so it must not run two
-  // phases ahead: a consumer starts tile i only after the other has waited for tile i-1's last step
-  // (then every stage's previous phase is complete): handoff[c] completes when consumer 1-c
-  // has issued a tile's last step. The consumers' main loops thus take turns, each one's
-  // epilogue running beside the other's multiplies.
-  void write_warp_specialized(const std::vector<std::string>& outputs) {
-    const int stages = tiling_.stages;
-    const int64_t col_tiles = ceil_div(view_.cols, tiling_.block_n);
-    const int64_t row_tiles = ceil_div(view_.rows, kWgmmaBlockM);
-    const int64_t tiles = col_tiles * row_tiles * view_.batch;
-    spec_.shared_bytes =
-        static_cast<uint32_t>(stages * stage_bytes_ + kAtomBytes + 16 * stages + 16);
-    spec_.min_blocks = 1;  // registers capped at a block's share, as setmaxnreg needs
-    shared_stages();
-    code_.line(fmt::format(
-        "const unsigned g_full = g_smem + {}, g_empty = g_full + {}, g_handoff = g_empty + {};",
-        stages * stage_bytes_, 8 * stages, 8 * stages));
-    e_.open_block("if (threadIdx.x == 0)");
-    e_.open_block(fmt::format("for (int g_s = 0; g_s < {}; ++g_s)", stages));
-    code_.line(fmt::format("kiln_mbarrier_init(g_full + g_s * 8, {});", kWarpgroupThreads));
-    code_.line(fmt::format("kiln_mbarrier_init(g_empty + g_s * 8, {});", kWarpgroupThreads));
-    e_.close_block();
-    code_.line(fmt::format("kiln_mbarrier_init(g_handoff, {});", kWarpgroupThreads));
-    code_.line(fmt::format("kiln_mbarrier_init(g_handoff + 8, {});", kWarpgroupThreads));
-    e_.close_block();
-    code_.line("__syncthreads();");
-    code_.line(fmt::format("const {} g_kbegin = 0, g_kend = {};", index_, view_.depth));
-    code_.line(fmt::format("const int g_steps = {};", ceil_div(view_.depth, kWgmmaTileK)));
-    const auto tile_origin = [&] {
-      code_.line(fmt::format("const {} g_b = g_tile / {};", index_, col_tiles * row_tiles));
-      code_.line(fmt::format("const {} g_m0 = static_cast<{}>(g_tile / {} % {}) * {};", index_,
-                             index_, col_tiles, row_tiles, kWgmmaBlockM));
-      code_.line(fmt::format("const {} g_n0 = static_cast<{}>(g_tile % {}) * {};", index_, index_,
-                             col_tiles, tiling_.block_n));
-    };
-    e_.open_block(fmt::format("if (threadIdx.x < {})", kWarpgroupThreads));
-    code_.line(fmt::format("kiln_setmaxnreg_dec<{}>();", kProducerRegisters));
-    code_.line("int g_position = 0;");
-    e_.open_block(
-        fmt::format("for (int g_tile = blockIdx.x; g_tile < {}; g_tile += gridDim.x)", tiles));
-    tile_origin();
-    e_.open_block("for (int g_step = 0; g_step < g_steps; ++g_step, ++g_position)");
-    code_.line(fmt::format("const int g_slot = g_position % {};", stages));
-    code_.line(fmt::format("kiln_mbarrier_wait(g_empty + g_slot * 8, (g_position / {} & 1) ^ 1);",
-                           stages));
-    code_.line(
-        fmt::format("const {} g_k0 = static_cast<{}>(g_step) * {};", index_, index_, kWgmmaTileK));
-    load_step("g_k0", "g_slot");
-    code_.line("kiln_cp_async_mbarrier_arrive(g_full + g_slot * 8);");
-    e_.close_block();
-    e_.close_block();
-
-    e_.reopen_block("else");
-    code_.line(fmt::format("kiln_setmaxnreg_inc<{}>();", kConsumerRegisters));
-    code_.line(
-        fmt::format("const int g_consumer = threadIdx.x / {} - 1, g_warp = threadIdx.x / "
-                    "32 % 4, g_lane = threadIdx.x % 32;",
-                    kWarpgroupThreads));
-    const int half = tiling_.block_n / 2;  // a 64-row half's accumulators a thread
-    code_.line(fmt::format("float g_acc[{}];", 2 * half));
-    e_.open_block("for (int g_round = g_consumer;; g_round += 2)");
-    code_.line("const int g_tile = blockIdx.x + g_round * gridDim.x;");
-    code_.line(fmt::format("if (g_tile >= {}) break;", tiles));
-    tile_origin();
-    // Tile g_round - 1's last step waited for (handoff's ((g_round - 1) / 2)-th phase).
-    code_.line(
-        "if (g_round > 0) kiln_mbarrier_wait(g_handoff + g_consumer * 8, (g_round - 1) / 2 & 1);");
-    code_.line("#pragma unroll");
-    code_.line(fmt::format("for (int g_i = 0; g_i < {}; ++g_i) g_acc[g_i] = 0.0f;", 2 * half));
-    e_.open_block("for (int g_step = 0; g_step < g_steps; ++g_step)");
-    code_.line("const int g_position = g_round * g_steps + g_step;");
-    code_.line(fmt::format("kiln_mbarrier_wait(g_full + g_position % {} * 8, g_position / {} & 1);",
-                           stages, stages));
-    code_.line(fmt::format("const unsigned g_stage = g_smem + g_position % {} * {};", stages,
-                           stage_bytes_));
-    code_.line("kiln_fence_proxy_async();");
-    code_.line("kiln_wgmma_fence();");
-    code_.line("#pragma unroll");
-    e_.open_block(fmt::format("for (int g_kk = 0; g_kk < {}; ++g_kk)", kWgmmaTileK / 16));
-    const std::string b = fmt::format("kiln_wgmma_descriptor(g_stage + {} + g_kk * {}, {}, {})",
-                                      b_.offset, b_.k16_advance(), b_.leading_bytes(), kAtomBytes);
-    for (int h = 0; h < 2; ++h) {
-      code_.line(fmt::format(
-          "wgmma_m64n{}k16(g_acc + {}, kiln_wgmma_descriptor(g_stage + {} + g_kk * {}, {}, {}), "
-          "{});",
-          tiling_.block_n, h * half, a_.offset + h * kBlockBytes, a_.k16_advance(),
-          a_.leading_bytes(), kAtomBytes, b));
-    }
-    e_.close_block();
-    code_.line("kiln_wgmma_commit();");
-    // The previous step's wgmmas have finished: its stage is free.
-    code_.line("kiln_wgmma_wait<1>();");
-    code_.line(fmt::format(
-        "if (g_step > 0) kiln_mbarrier_arrive(g_empty + (g_position - 1) % {} * 8);", stages));
-    e_.close_block();
-    code_.line("kiln_mbarrier_arrive(g_handoff + (1 - g_consumer) * 8);");
-    code_.line("kiln_wgmma_wait<0>();");
-    code_.line(fmt::format(
-        "kiln_mbarrier_arrive(g_empty + (g_round * g_steps + g_steps - 1) % {} * 8);", stages));
-    code_.line("#pragma unroll");
-    e_.open_block("for (int g_h = 0; g_h < 2; ++g_h)");
-    fragment_results(outputs,
-                     fmt::format("g_m0 + g_h * {} + g_warp * 16 + g_lane / 4", kWarpgroupRows),
-                     fmt::format("g_acc[g_h * {} + g_j * 4 + g_r", half));
-    e_.close_block();
-    e_.close_block();
-    e_.close_block();
-  }
-
-  // Both tiles of the step at depth `k0` into stage `stage`: the copies, issued.
+  // Both tiles of the step at depth `k0` into stage `stage`, one cp.async group.
   void load_step(const std::string& k0, const std::string& stage) {
     load_tile(a_, k0, stage, "g_m0", view_.rows,
               [&](const std::string& m, const std::string& k) {
@@ -391,10 +248,12 @@ class WgmmaKernelWriter {
               [&](const std::string& m, const std::string& k) {
                 return view_.a_padding(e_, "g_b", m, k);
               });
-    load_tile(
-        b_, k0, stage, "g_n0", view_.cols,
-        [&](const std::string& n, const std::string& k) { return view_.b_index(e_, "g_b", k, n); },
-        [](const std::string&, const std::string&) { return std::string(); });
+    load_tile(b_, k0, stage, "g_n0", view_.cols,
+              [&](const std::string& n, const std::string& k) {
+                return view_.b_index(e_, "g_b", k, n);
+              },
+              [](const std::string&, const std::string&) { return std::string(); });
+    code_.line("kiln_cp_async_commit();");
   }
 
   // Chunk q = threadIdx.x + p · threads of the tile (row q / C, chunk q mod C of C a row), so
@@ -406,14 +265,14 @@ class WgmmaKernelWriter {
                  const std::string& other0, int64_t other_size, const Index& index,
                  const Padding& padding) {
     const int chunks = tile.rows() * tile.chunks_per_row();
-    const int threads = loading_threads();
-    if (chunks % threads != 0) {
+    if (chunks % kWgmmaThreads != 0) {
       throw InternalError(fmt::format("wgmma contraction: {} chunks of tile {} over {} threads",
-                                      chunks, tile.name, threads));
+                                      chunks, tile.name, kWgmmaThreads));
     }
     code_.line("#pragma unroll");
-    e_.open_block(fmt::format("for (int g_p = 0; g_p < {}; ++g_p)", chunks / threads));
-    code_.line(fmt::format("const int g_q = threadIdx.x + g_p * {};", threads));
+    e_.open_block(
+        fmt::format("for (int g_p = 0; g_p < {}; ++g_p)", chunks / kWgmmaThreads));
+    code_.line(fmt::format("const int g_q = threadIdx.x + g_p * {};", kWgmmaThreads));
     code_.line(fmt::format("const int g_row = g_q / {}, g_chunk = g_q % {};",
                            tile.chunks_per_row(), tile.chunks_per_row()));
     if (tile.k_major) {
@@ -450,18 +309,8 @@ class WgmmaKernelWriter {
         int64_t{kWgmmaBlockM} * staged_row() * 4 <= tiling_.stages * stage_bytes_) {
       return results_through_shared(outputs);
     }
-    fragment_results(
-        outputs, fmt::format("g_m0 + g_warpgroup * {} + g_warp * 16 + g_lane / 4", kWarpgroupRows),
-        "g_acc[g_j * 4 + g_r");
-  }
-
-  // The accumulators as they lie in the registers: each through emit_contraction_result (pairs
-  // through emit_paired_results, split-K slices to the workspace). `row` is the row of a
-  // thread's registers 0 and 1, `accumulator` the accumulator array's name and index up to
-  // "g_j * 4 + g_r" (closed here, with " + 1" for a pair's second).
-  void fragment_results(const std::vector<std::string>& outputs, const std::string& row,
-                        const std::string& accumulator) {
-    const bool split = tiling_.splits > 1;
+    const std::string row = fmt::format(
+        "g_m0 + g_warpgroup * {} + g_warp * 16 + g_lane / 4", kWarpgroupRows);
     const bool paired = !split && stores_result_runs(body_, anchor_, view_, 2);
     code_.line("#pragma unroll");
     e_.open_block(fmt::format("for (int g_j = 0; g_j < {}; ++g_j)", tiling_.block_n / 8));
@@ -470,14 +319,15 @@ class WgmmaKernelWriter {
     code_.line(fmt::format("const {} g_m = {} + g_r / 2 * 8, g_n = g_n0 + g_j * 8 + g_lane % 4 * 2{};",
                            index_, row, paired ? "" : " + g_r % 2"));
     e_.open_block(fmt::format("if (g_m < {} && g_n < {})", view_.rows, view_.cols));
-    const std::string element = accumulator + "]";
     if (split) {
-      emit_split_k_store(e_, spec_.params, view_, tiling_.splits, "g_m", "g_n", element);
+      emit_split_k_store(e_, spec_.params, view_, tiling_.splits, "g_m", "g_n",
+                         "g_acc[g_j * 4 + g_r]");
     } else if (paired) {
-      emit_paired_results(e_, body_, anchor_, view_, outputs, "g_b", "g_m", "g_n", element,
-                          accumulator + " + 1]");
+      emit_paired_results(e_, body_, anchor_, view_, outputs, "g_b", "g_m", "g_n",
+                          "g_acc[g_j * 4 + g_r]", "g_acc[g_j * 4 + g_r + 1]");
     } else {
-      emit_contraction_result(e_, body_, anchor_, view_, outputs, "g_b", "g_m", "g_n", element);
+      emit_contraction_result(e_, body_, anchor_, view_, outputs, "g_b", "g_m", "g_n",
+                              "g_acc[g_j * 4 + g_r]");
     }
     e_.close_block();
     e_.close_block();
@@ -628,28 +478,21 @@ bool wgmma_tiling_fits(const ContractionView& view, const WgmmaTiling& tiling,
       view.batch * tiling.splits > 65535) {
     return false;
   }
-  if (tiling.persistent_blocks > 0 && tiling.splits > 1) return false;
   const int64_t stage = int64_t{kWgmmaBlockM + tiling.block_n} * kWgmmaTileK * 2;
-  const int64_t barriers = tiling.persistent_blocks > 0 ? 16 * tiling.stages + 16 : 0;
-  return tiling.stages * stage + kAtomBytes + barriers <=
-         std::min(kSharedLimit, target.shared_memory_per_block);
+  return tiling.stages * stage + kAtomBytes <= std::min(kSharedLimit, target.shared_memory_per_block);
 }
 
 KernelSpec emit_wgmma_contraction_kernel(const KernelBody& body, const Node& anchor,
                                          ContractionView& view, const WgmmaTiling& tiling) {
-  const std::array<uint32_t, 3> grid =
-      tiling.persistent_blocks > 0
-          ? std::array<uint32_t, 3>{static_cast<uint32_t>(tiling.persistent_blocks), 1, 1}
-          : std::array<uint32_t, 3>{static_cast<uint32_t>(ceil_div(view.cols, tiling.block_n)),
-                                    static_cast<uint32_t>(ceil_div(view.rows, kWgmmaBlockM)),
-                                    static_cast<uint32_t>(view.batch * tiling.splits)};
-  const uint32_t threads = tiling.persistent_blocks > 0 ? kWgmmaPersistentThreads : kWgmmaThreads;
+  const std::array<uint32_t, 3> grid{static_cast<uint32_t>(ceil_div(view.cols, tiling.block_n)),
+                                     static_cast<uint32_t>(ceil_div(view.rows, kWgmmaBlockM)),
+                                     static_cast<uint32_t>(view.batch * tiling.splits)};
   KernelSpec spec;
   std::vector<std::string> outputs;
   if (tiling.splits > 1) {
-    begin_spec_reading(spec, body, threads, grid);
+    begin_spec_reading(spec, body, kWgmmaThreads, grid);
   } else {
-    outputs = begin_spec(spec, body, threads, grid);
+    outputs = begin_spec(spec, body, kWgmmaThreads, grid);
   }
   CodeWriter code(1);
   ElementEmitter e(code, spec.params,

@@ -70,6 +70,11 @@ struct SessionOptions {
   // thread's current device. An index the machine does not have is an InputError naming the
   // devices it has.
   int device = -1;
+  // The CUDA graph chains every step after the one before (as the steps are listed) instead of
+  // letting steps with no dependency between them run at once: what concurrency gains, measured
+  // (kiln bench --steps-in-order). Programs whose dependencies never let two steps run on one
+  // level are chained anyway (session.cc, dependency_graph).
+  bool steps_in_order = false;
 };
 
 class Session {

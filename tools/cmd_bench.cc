@@ -66,6 +66,7 @@ struct BenchOptions {
   bool progress = false;
   int profile = 0;  // slowest launches to print per variant; 0: no per-launch profile
   std::string devices;  // --devices: "all" or "0,1"; empty: the current device only
+  bool steps_in_order = false;
   PassOptions passes;
   TacticOptions tactics;
 };
@@ -210,7 +211,7 @@ nlohmann::json bench_variant(const std::string& variant, const BenchOptions& opt
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const size_t steps = program.steps.size();
   progress.stage("loading " + variant + " onto the GPU");
-  Session session = Session::load(std::move(program));
+  Session session = Session::load(std::move(program), {.steps_in_order = options.steps_in_order});
   if (!report.contains("device")) report["device"] = session.device_description();
   progress.stage("running " + variant + " (" + std::to_string(steps) + " kernel launches)");
   const std::vector<Tensor> outputs = session.run(in_program_dtypes(session.program(), inputs));
@@ -373,6 +374,9 @@ void add_bench_command(CLI::App& parent, int& exit_code) {
                    "Also time every kernel launch (events between the steps of a captured graph) "
                    "and print each variant's N slowest")
       ->check(CLI::PositiveNumber);
+  command->add_flag("--steps-in-order", options->steps_in_order,
+                    "Chain each kernel after the one before in the CUDA graph instead of running "
+                    "independent kernels at once (to measure what that gains)");
   command->add_flag("--progress", options->progress,
                     "Show progress on stderr (stages, a bar of kernels compiled) even when "
                     "stderr is not a terminal (it is shown on a terminal anyway)");

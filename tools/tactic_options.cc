@@ -23,7 +23,7 @@ void add_tactic_options(CLI::App& command, TacticOptions& options) {
   command
       .add_option("--tactic", options.forced,
                   "Make every kernel with several tactics take the first whose name contains "
-                  "TEXT (e.g. 'warp-specialized', '128x64', 'mma.sync'; --explain-tactics lists "
+                  "TEXT (e.g. '128x64', 'split 2', 'mma.sync'; --explain-tactics lists "
                   "them), the others the heuristic's: no measuring")
       ->excludes(on);
   command.add_flag("--explain-tactics", options.explain,
