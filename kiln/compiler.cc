@@ -116,12 +116,19 @@ std::string tuning_identity(const Target& target) {
 }
 
 // Lowers with every site taking its first tactic whose name contains `text` (else the
-// heuristic's); the report's note counts them.
+// heuristic's); the report's note counts them. Text that names no tactic of any site is an
+// InputError listing the tactics there are.
 Program lower_forced(const Graph& fused_graph, codegen::CodegenOptions codegen,
                      const std::string& text, AutotuneReport& report) {
   int sites = 0, matched = 0;
+  std::vector<std::string> names;
   codegen.choose_tactic = [&](const codegen::TacticSite& site) {
     ++sites;
+    for (size_t t = 0; t < site.tactics.size(); ++t) {
+      if (std::find(names.begin(), names.end(), site.tactics[t]) == names.end()) {
+        names.push_back(site.tactics[t]);
+      }
+    }
     for (size_t t = 0; t < site.tactics.size(); ++t) {
       if (site.tactics[t].find(text) != std::string::npos) {
         ++matched;
@@ -131,9 +138,15 @@ Program lower_forced(const Graph& fused_graph, codegen::CodegenOptions codegen,
     return 0;
   };
   Program program = codegen::lower_graph(fused_graph, codegen);
+  if (matched == 0) {
+    throw InputError(
+        sites == 0 ? fmt::format("--tactic '{}': no kernel of this model has several tactics", text)
+                   : fmt::format("--tactic '{}' names no tactic of the {} kernels with several; "
+                                 "theirs: {}",
+                                 text, sites, fmt::join(names, ", ")));
+  }
   report.note = fmt::format(
-      "forced (--tactic '{}'): {} of {} nodes with several take it, the "
-      "others the heuristic's",
+      "forced (--tactic '{}'): {} of {} nodes with several take it, the others the heuristic's",
       text, matched, sites);
   return program;
 }
