@@ -7,9 +7,9 @@
 namespace kiln {
 namespace {
 
-// The rest of the header line that starts with `prefix`, or "". The header is the comment lines
-// before the first line that is not a comment.
-std::string_view header_value(const std::string& source, std::string_view prefix) {
+// The rest of the header line that starts with `prefix`, or nullopt where there is none. The
+// header is the comment lines before the first line that is not a comment.
+std::optional<std::string_view> header_line(const std::string& source, std::string_view prefix) {
   std::string_view rest = source;
   while (rest.starts_with("//")) {
     const size_t end = rest.find('\n');
@@ -18,7 +18,11 @@ std::string_view header_value(const std::string& source, std::string_view prefix
     if (end == std::string_view::npos) break;
     rest.remove_prefix(end + 1);
   }
-  return {};
+  return std::nullopt;
+}
+
+std::string_view header_value(const std::string& source, std::string_view prefix) {
+  return header_line(source, prefix).value_or(std::string_view());
 }
 
 }  // namespace
@@ -44,6 +48,10 @@ int64_t kernel_flops(const ProgramKernel& kernel) {
 int kernel_parameter_count(const ProgramKernel& kernel) {
   const int64_t count = header_number(kernel, kParametersLine);
   return count > 4096 ? -1 : static_cast<int>(count);
+}
+
+bool kernel_states_written_parameters(const ProgramKernel& kernel) {
+  return header_line(kernel.source, kWrittenParametersLine).has_value();
 }
 
 std::optional<std::vector<int>> kernel_written_parameters(const ProgramKernel& kernel) {

@@ -38,5 +38,8 @@ int kernel_parameter_count(const ProgramKernel& kernel);
 // dependencies take every argument that is not an input or a weight as written
 // (step_dependencies.h).
 std::optional<std::vector<int>> kernel_written_parameters(const ProgramKernel& kernel);
+// Whether the header has a written-parameters line at all (one kernel_written_parameters cannot
+// read is malformed: program_validation.h refuses it).
+bool kernel_states_written_parameters(const ProgramKernel& kernel);
 
 }  // namespace kiln

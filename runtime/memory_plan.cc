@@ -14,40 +14,37 @@ bool is_intermediate(const ProgramBuffer& buffer) {
   return buffer.kind == ProgramBuffer::Kind::kIntermediate;
 }
 
-// The steps that pass a buffer, and the steps that finish before any of them starts (the
-// ancestors common to all of them in the step graph).
-struct BufferUses {
-  StepSet users;
-  StepSet before;
-};
-
-std::vector<BufferUses> buffer_uses(const Program& program) {
-  const size_t steps = program.steps.size();
-  const std::vector<StepSet> ancestors =
-      step_ancestors(step_dependencies(program, ArenaSharing::kIgnored));
-  std::vector<BufferUses> uses(program.buffers.size(), {StepSet(steps), StepSet(steps)});
-  std::vector<bool> used(program.buffers.size(), false);
-  for (size_t step = 0; step < steps; ++step) {
+// Per buffer, the steps that pass it, in order (a handful: its writer and its readers).
+std::vector<std::vector<int>> buffer_users(const Program& program) {
+  std::vector<std::vector<int>> users(program.buffers.size());
+  for (size_t step = 0; step < program.steps.size(); ++step) {
     for (const int arg : program.steps[step].args) {
-      BufferUses& buffer = uses[arg];
-      if (used[arg]) {
-        buffer.before.intersect(ancestors[step]);
-      } else {
-        buffer.before = ancestors[step];
-        used[arg] = true;
+      std::vector<int>& of_buffer = users[static_cast<size_t>(arg)];
+      if (of_buffer.empty() || of_buffer.back() != static_cast<int>(step)) {
+        of_buffer.push_back(static_cast<int>(step));
       }
-      buffer.users.insert(static_cast<int>(step));
     }
   }
-  return uses;
+  return users;
 }
 
-// Whether every use of one buffer happens before every use of the other (memory_plan.h, 2).
-// Buffers live at a common step never are; the live ranges tell that quickly.
-bool ordered(const LiveRange& a_range, const BufferUses& a, const LiveRange& b_range,
-             const BufferUses& b) {
+// Whether every use of one buffer happens before every use of the other (memory_plan.h, 2): the
+// buffers' live ranges are disjoint and each user of the earlier one is an ancestor of each user
+// of the later one. A few bit tests a pair, so that planning stays quadratic in the buffers
+// rather than growing with the steps as well (a 24,000-step chain planned in minutes when whole
+// step sets were compared).
+bool ordered(const LiveRange& a_range, const std::vector<int>& a_users, const LiveRange& b_range,
+             const std::vector<int>& b_users, const std::vector<StepSet>& ancestors) {
   if (a_range.overlaps(b_range)) return false;
-  return b.before.includes(a.users) || a.before.includes(b.users);
+  const bool a_first = a_range.last_step < b_range.first_step;
+  const std::vector<int>& earlier = a_first ? a_users : b_users;
+  const std::vector<int>& later = a_first ? b_users : a_users;
+  for (const int late : later) {
+    for (const int early : earlier) {
+      if (!ancestors[static_cast<size_t>(late)].contains(early)) return false;
+    }
+  }
+  return true;
 }
 
 struct PlacedBuffer {
@@ -114,7 +111,9 @@ int64_t arena_footprint(const ProgramBuffer& buffer) {
 
 MemoryFigures plan_memory(Program& program) {
   const std::vector<LiveRange> ranges = live_ranges(program);
-  const std::vector<BufferUses> uses = buffer_uses(program);
+  const std::vector<std::vector<int>> users = buffer_users(program);
+  const std::vector<StepSet> ancestors =
+      step_ancestors(step_dependencies(program, ArenaSharing::kIgnored));
   std::vector<PlacedBuffer> placed;
   int64_t arena_bytes = 0;
   for (const int index : placement_order(program, ranges)) {
@@ -125,7 +124,8 @@ MemoryFigures plan_memory(Program& program) {
     } else {
       std::vector<PlacedBuffer> neighbours;
       for (const PlacedBuffer& other : placed) {
-        if (!ordered(ranges[other.index], uses[other.index], ranges[index], uses[index])) {
+        if (!ordered(ranges[other.index], users[other.index], ranges[index], users[index],
+                     ancestors)) {
           neighbours.push_back(other);
         }
       }

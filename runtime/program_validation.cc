@@ -240,8 +240,14 @@ void check_steps(const Program& program) {
       throw InputError(fmt::format("{} passes {} arguments; its kernel takes {}",
                                    describe_step(program, i), step.args.size(), parameters));
     }
-    const std::optional<std::vector<int>> written =
-        kernel_written_parameters(program.kernels[step.kernel]);
+    const ProgramKernel& kernel = program.kernels[step.kernel];
+    const std::optional<std::vector<int>> written = kernel_written_parameters(kernel);
+    if (!written && kernel_states_written_parameters(kernel)) {
+      throw InputError(fmt::format(
+          "{}: its kernel's header line '{}' is malformed (increasing parameter positions, "
+          "\"2, 3\")",
+          describe_step(program, i), "// written parameters"));
+    }
     if (written && !written->empty() && written->back() >= std::ssize(step.args)) {
       throw InputError(
           fmt::format("{}: its kernel writes parameter {}; the step passes {} arguments",
@@ -253,6 +259,16 @@ void check_steps(const Program& program) {
         throw InputError(
             fmt::format("{}: argument {} is buffer index {}, out of range ({} buffers)",
                         describe_step(program, i), position, arg, program.buffers.size()));
+      }
+    }
+    // Inputs and weights are read only: a kernel stating it writes one contradicts the program.
+    for (const int position : written.value_or(std::vector<int>())) {
+      const ProgramBuffer& buffer = program.buffers[step.args[position]];
+      if (buffer.kind == ProgramBuffer::Kind::kInput ||
+          buffer.kind == ProgramBuffer::Kind::kWeight) {
+        throw InputError(fmt::format("{}: its kernel writes parameter {}, {}, which is read only",
+                                     describe_step(program, i), position,
+                                     describe_buffer(program, step.args[position])));
       }
     }
   }

@@ -257,18 +257,13 @@ CudaGraph Session::State::capture_steps_in_order(const Bindings& bindings,
 
 // One kernel node per step, depending on the nodes of the steps it must follow
 // (LoadedProgram::dependencies): steps with no path between them run at once. With
-// steps_in_order, or where no level of the dependencies holds two steps, each on the one before.
+// steps_in_order, each on the one before.
 CudaGraph Session::State::dependency_graph(const Bindings& bindings) {
   const Program& program = loaded->program;
   cudaGraph_t created = nullptr;
   cuda_check(cudaGraphCreate(&created, 0), "cudaGraphCreate");
   CudaGraph built(created);
   std::vector<cudaGraphNode_t> nodes(program.steps.size());
-  // Where no level holds two steps, the few steps off the main path gain nothing from running
-  // beside it and their edges cost: BERT-base b1 fp16 (widest level 1) ran 0.684 ms as its
-  // dependency graph and 0.646 ms as a chain (H200, session 9); GoogLeNet b1 (widest level 4)
-  // 0.303 against 0.547.
-  const bool in_order = steps_in_order || widest_level(loaded->dependencies) < 2;
   std::vector<cudaGraphNode_t> predecessors;
   StepArguments arguments;
   for (size_t i = 0; i < program.steps.size(); ++i) {
@@ -280,7 +275,7 @@ CudaGraph Session::State::dependency_graph(const Bindings& bindings) {
     kernel.sharedMemBytes = step.shared_bytes;
     kernel.kernelParams = step_arguments(step, bindings, arguments);  // copied by the call
     predecessors.clear();
-    if (in_order) {
+    if (steps_in_order) {
       if (i > 0) predecessors.push_back(nodes[i - 1]);
     } else {
       for (const int before : loaded->dependencies.predecessors[i]) {
@@ -438,6 +433,38 @@ std::vector<Tensor> Session::run(const std::vector<Tensor>& inputs) {
 
 namespace {
 
+// An output's bytes may not overlap another output's or any input's: steps with no dependency
+// between them run at once (step_dependencies.h tells buffers apart, not addresses), so a
+// kernel could overwrite an input another is still reading.
+void check_output_overlaps(const Program& program, const Bindings& bindings) {
+  const auto range = [&](const std::vector<int>& signature, const std::vector<void*>& pointers,
+                         size_t i) {
+    const auto begin = reinterpret_cast<uintptr_t>(pointers[i]);
+    return std::pair{begin, begin + signature_buffer(program, signature, i).type.num_bytes()};
+  };
+  const auto overlap = [](std::pair<uintptr_t, uintptr_t> a, std::pair<uintptr_t, uintptr_t> b) {
+    return a.first < b.second && b.first < a.second;
+  };
+  for (size_t o = 0; o < bindings.outputs.size(); ++o) {
+    const auto output = range(program.outputs, bindings.outputs, o);
+    const std::string name = signature_buffer(program, program.outputs, o).name;
+    for (size_t other = o + 1; other < bindings.outputs.size(); ++other) {
+      if (overlap(output, range(program.outputs, bindings.outputs, other))) {
+        throw InputError(fmt::format("run_device: outputs '{}' and '{}' overlap in memory", name,
+                                     signature_buffer(program, program.outputs, other).name));
+      }
+    }
+    for (size_t i = 0; i < bindings.inputs.size(); ++i) {
+      if (overlap(output, range(program.inputs, bindings.inputs, i))) {
+        throw InputError(fmt::format(
+            "run_device: output '{}' overlaps input '{}' in memory (kiln does not compute in "
+            "place)",
+            name, signature_buffer(program, program.inputs, i).name));
+      }
+    }
+  }
+}
+
 Bindings checked_bindings(const Program& program, const std::vector<const void*>& inputs,
                           const std::vector<void*>& outputs) {
   Bindings bindings;
@@ -445,6 +472,7 @@ Bindings checked_bindings(const Program& program, const std::vector<const void*>
   bindings.outputs = outputs;
   check_device_pointers(program, program.inputs, bindings.inputs, "input");
   check_device_pointers(program, program.outputs, bindings.outputs, "output");
+  check_output_overlaps(program, bindings);
   return bindings;
 }
 

@@ -72,8 +72,7 @@ struct SessionOptions {
   int device = -1;
   // The CUDA graph chains every step after the one before (as the steps are listed) instead of
   // letting steps with no dependency between them run at once: what concurrency gains, measured
-  // (kiln bench --steps-in-order). Programs whose dependencies never let two steps run on one
-  // level are chained anyway (session.cc, dependency_graph).
+  // (kiln bench --steps-in-order).
   bool steps_in_order = false;
 };
 
@@ -104,7 +103,8 @@ class Session {
   std::vector<Tensor> run(const std::vector<Tensor>& inputs);
   // Device pointers, one per input and one per output in order, each to a buffer of its
   // signature's size, aligned to kDevicePointerAlignment (as cudaMalloc's are), on the session's
-  // device. Returns when the outputs are written.
+  // device; an output may not overlap another output or an input (InputError: independent steps
+  // run at once, so nothing is computed in place). Returns when the outputs are written.
   void run_device(const std::vector<const void*>& inputs, const std::vector<void*>& outputs);
   // The same run ordered on the caller's `stream` (a cudaStream_t of the session's device; null is
   // the legacy default stream): it reads the inputs after the work enqueued on `stream` before the

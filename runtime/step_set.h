@@ -1,6 +1,6 @@
 // A set of a program's steps, by index, as one bit per step: the ancestors of a step in the step
-// graph (step_dependencies.h) and the users of a buffer (memory_plan.h), which the memory planner
-// compares pairwise.
+// graph (step_dependencies.h), which the memory planner asks whether one step precedes another
+// (memory_plan.h).
 #pragma once
 
 #include <cstddef>
@@ -17,16 +17,6 @@ class StepSet {
   bool contains(int step) const { return (words_[word(step)] & bit(step)) != 0; }
   void unite(const StepSet& other) {
     for (size_t i = 0; i < words_.size(); ++i) words_[i] |= other.words_[i];
-  }
-  void intersect(const StepSet& other) {
-    for (size_t i = 0; i < words_.size(); ++i) words_[i] &= other.words_[i];
-  }
-  // Whether every step of `other` (a set over as many steps) is in this set.
-  bool includes(const StepSet& other) const {
-    for (size_t i = 0; i < words_.size(); ++i) {
-      if ((other.words_[i] & ~words_[i]) != 0) return false;
-    }
-    return true;
   }
 
  private:

@@ -100,9 +100,7 @@ std::string step_graph_table(const StepGraph& graph) {
        "read after write, write after read, write after write; none implied by others"},
       {"levels", std::to_string(level_count),
        "the longest chain of steps that wait for each other"},
-      {"widest level", std::to_string(widest_level(graph)),
-       widest_level(graph) < 2 ? "steps that may run at once (so the session runs them in order)"
-                               : "steps that may run at once"},
+      {"widest level", std::to_string(widest_level(graph)), "steps that may run at once"},
   });
 }
 

@@ -178,6 +178,15 @@ TEST(SessionGpuTest, WrongInputTypeNamesTheInput) {
   } catch (const InputError& error) {
     EXPECT_EQ(std::string(error.what()), "input 'x': the device pointer is not 16-byte aligned");
   }
+  // An output overlapping an input (x is 64 KiB): refused before anything runs.
+  void* const inside_x = reinterpret_cast<void*>(uintptr_t{0x20000 + 0x8000});
+  try {
+    session.run_device({aligned}, {inside_x});
+    FAIL() << "expected an InputError";
+  } catch (const InputError& error) {
+    EXPECT_NE(std::string(error.what()).find("overlaps input 'x'"), std::string::npos)
+        << error.what();
+  }
 }
 
 TEST(SessionGpuTest, TimesGraphReplays) {

@@ -32,7 +32,7 @@ TEST(InspectReportTest, ShowsKernelsStepsBuffersAndTheMemoryPlan) {
            "  edges         3  read after write, write after read, write after write; none implied "
            "by others\n"
            "  levels        4  the longest chain of steps that wait for each other\n"
-           "  widest level  1  steps that may run at once (so the session runs them in order)\n"
+           "  widest level  1  steps that may run at once\n"
            "\nmemory plan\n"
            "  arena (peak)  128.0 KiB\n"
            "  naive sum     192.0 KiB  every intermediate in its own bytes; arena = 0.67x\n"

@@ -127,6 +127,15 @@ TEST(ProgramValidationTest, EachProblemHasItsMessage) {
          p.kernels[3].source = "// kiln kernel add: loop (add)\n// written parameters: 2, 3\n";
        },
        "step 3 (kernel 'add'): its kernel writes parameter 3; the step passes 3 arguments"},
+      {[](Program& p) {
+         p.kernels[3].source = "// kiln kernel add: loop (add)\n// written parameters: 1, x\n";
+       },
+       "step 3 (kernel 'add'): its kernel's header line '// written parameters' is malformed"},
+      {[](Program& p) {
+         p.kernels[0].source = "// kiln kernel add_bias: loop (add)\n// written parameters: 0\n";
+       },
+       "step 0 (kernel 'add_bias'): its kernel writes parameter 0, buffer 0 ('x'), which is read "
+       "only"},
   };
   for (const Case& test_case : cases) {
     Program program = valid_program();
@@ -154,7 +163,7 @@ TEST(ProgramValidationTest, ReadingAFileValidatesAndNamesTheFile) {
 }
 
 // The written parameters a header states (runtime/kernel_header.h): increasing positions,
-// ", "-separated; any other form counts as not stated.
+// ", "-separated; any other form reads as nullopt (and validation refuses the program).
 TEST(ProgramValidationTest, KernelHeaderStatesTheParametersItWrites) {
   const auto written = [](const std::string& line) {
     ProgramKernel kernel;
