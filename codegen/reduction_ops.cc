@@ -248,6 +248,31 @@ ReductionPlan plan_layer_norm(const Node& node, int64_t columns) {
           }};
 }
 
+// rms_normalization: one pass, row_inv_rms = 1 / sqrt(Σ x² / columns + epsilon); the result
+// x · row_inv_rms · scale, the scale broadcast (numpy rules) to X.
+ReductionPlan plan_rms_norm(const Node& node, int64_t columns) {
+  const DType dtype = accumulation_dtype(node);
+  const std::string a(cuda_compute_type(dtype));
+  ReductionPass squares{.accumulator = "row_square_sum",
+                        .type = a,
+                        .initial = cuda_literal(0, dtype),
+                        .combine = Combine::kSum,
+                        .term = [](const std::string& x) { return x + " * " + x; }};
+  squares.finish = {fmt::format("const {} row_inv_rms = {} / sqrt(row_square_sum / {} + {});", a,
+                                cuda_literal(1, dtype),
+                                cuda_literal(static_cast<double>(columns), dtype),
+                                cuda_literal(node.float_attr("epsilon"), dtype))};
+  return {.passes = {squares}, .install_results = [&node, a](ElementEmitter& e) {
+            const Value* input = node.operand(0);
+            const Value* scale = node.operand(1);
+            e.set_override(node.result(0), [&e, input, scale, a](const std::string& index) {
+              const std::string element = e.element(
+                  scale, e.broadcast_index(index, input->type().shape, scale->type().shape));
+              return e.temp(a, e.element(input, index) + " * row_inv_rms * " + element);
+            });
+          }};
+}
+
 // instance_normalization: scale and bias per channel (axis 1).
 ReductionPlan plan_instance_norm(const Node& node, int64_t columns) {
   const std::string a(cuda_compute_type(accumulation_dtype(node)));
@@ -355,6 +380,7 @@ ReductionPlan plan_reduction(const Node& node, int64_t columns) {
   if (op == "arg_max" || op == "arg_min") return plan_arg(node);
   if (op == "softmax" || op == "log_softmax") return plan_softmax(node);
   if (is_layer_norm(node)) return plan_layer_norm(node, columns);
+  if (op == "rms_normalization") return plan_rms_norm(node, columns);
   if (op == "instance_normalization") return plan_instance_norm(node, columns);
   if (op == "group_normalization") return plan_group_norm(node, columns);
   if (op == "mean_variance_normalization") return plan_mean_variance_norm(node, columns);

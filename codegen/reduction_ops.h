@@ -9,7 +9,7 @@
 //   pass 2  row_sum = sum exp(x - row_max)
 //   result  exp(x - row_max) / row_sum, per element
 // Reduce ops, arg_max/arg_min and global pools have one result per row; softmax, log_softmax,
-// hardmax and the normalizations (layer, instance, group, mean-variance) one per element
+// hardmax and the normalizations (layer, rms, instance, group, mean-variance) one per element
 // (layer_normalization_with_stats adds its mean and inverse deviation per row).
 #pragma once
 

@@ -77,15 +77,8 @@ class Planner {
     const std::vector<Node*> order = graph_.nodes();
     for (Node* node : order) add_to_new_group(node, position_.size());
     for (const Value* output : graph_.outputs()) outputs_.insert(output);
-    for (Node* consumer : order) {
-      for (size_t i = 0; i < consumer->operands().size(); ++i) {
-        Value* operand = consumer->operand(i);
-        Node* producer = operand->producer();
-        if (producer && group_of_.at(producer) != group_of_.at(consumer)) {
-          try_merge(producer, consumer, operand);
-        }
-      }
-    }
+    for (Node* consumer : order) merge_with_producers(consumer);
+    drop_overtaken_refusals();
     for (Node* node : order) {
       const Group& group = groups_[group_of_.at(node)];
       if (group.alive && group.anchor == node && node->op() == "softmax") try_attention(node);
@@ -142,9 +135,20 @@ class Planner {
   }
 
   void refuse(const Node& producer, const Node& consumer, const std::string& why) {
+    merge_refusals_.push_back({context_.refusals.size(), &producer, &consumer});
     context_.refusals.push_back(fmt::format("{}: {}: not fused with its producer {}: {}",
                                             pass_name_, consumer.describe(), producer.describe(),
                                             why));
+  }
+
+  // Drops the logged refusals of pairs that later merges put in one group after all (a rotary
+  // embedding's rotate-half slices, refused q's loop, join it through the add they feed).
+  void drop_overtaken_refusals() {
+    for (auto it = merge_refusals_.rbegin(); it != merge_refusals_.rend(); ++it) {
+      if (group_of_.at(it->producer) == group_of_.at(it->consumer)) {
+        context_.refusals.erase(context_.refusals.begin() + static_cast<ptrdiff_t>(it->index));
+      }
+    }
   }
 
   std::vector<Node*> sorted_nodes(size_t group) const {
@@ -157,33 +161,59 @@ class Planner {
 
   // --- Merging -------------------------------------------------------------------------------
 
-  void try_merge(Node* producer, Node* consumer, const Value* operand) {
+  // Tries to merge the group of each operand's producer into the consumer's. When a merge
+  // succeeds after another operand was refused, the consumer's group has grown, so the refused
+  // ones are tried again: a rotary embedding's add reads q * cos and the rotated half, whose
+  // chain reads q's group, so q's group joins without a cycle only once the half's has. Only
+  // the refusals that stand are logged.
+  void merge_with_producers(Node* consumer) {
+    std::vector<size_t> pending(consumer->operands().size());
+    for (size_t i = 0; i < pending.size(); ++i) pending[i] = i;
+    for (;;) {
+      std::vector<std::pair<size_t, std::string>> refused;
+      bool merged_after_refusal = false;
+      for (size_t i : pending) {
+        const Value* operand = consumer->operand(i);
+        Node* producer = operand->producer();
+        if (!producer || group_of_.at(producer) == group_of_.at(consumer)) continue;
+        std::string why = try_merge(producer, consumer, operand);
+        if (why.empty()) {
+          merged_after_refusal = merged_after_refusal || !refused.empty();
+        } else {
+          refused.emplace_back(i, std::move(why));
+        }
+      }
+      if (!merged_after_refusal) {
+        for (const auto& [i, why] : refused)
+          refuse(*consumer->operand(i)->producer(), *consumer, why);
+        return;
+      }
+      pending.clear();
+      for (const auto& [i, why] : refused) pending.push_back(i);
+    }
+  }
+
+  // Merges the producer's group into the consumer's; returns why not, or "" when merged.
+  std::string try_merge(Node* producer, Node* consumer, const Value* operand) {
     size_t from = group_of_.at(producer);
     const size_t into = group_of_.at(consumer);
-    if (std::string why = kind_refusal(from, into, consumer, operand); !why.empty()) {
-      refuse(*producer, *consumer, why);
-      return;
-    }
+    if (std::string why = kind_refusal(from, into, consumer, operand); !why.empty()) return why;
     if (std::string why = broadcast_recompute_refusal(from, *consumer, *operand); !why.empty()) {
-      refuse(*producer, *consumer, why);
-      return;
+      return why;
     }
     const std::vector<const Value*> escaping = escaping_values(from, into);
     if (!escaping.empty() && !can_keep_as_outputs(from, into, escaping)) {
       if (std::string why = recompute_refusal(from, into); !why.empty()) {
-        refuse(*producer, *consumer,
-               fmt::format("{} is also used outside the fusion and {}",
-                           shape_text(escaping.front()), why));
-        return;
+        return fmt::format("{} is also used outside the fusion and {}",
+                           shape_text(escaping.front()), why);
       }
       from = clone_into(from, into);
     } else if (const Node* via = cycle_through(from, into)) {
-      refuse(*producer, *consumer,
-             "fusing them would make a cycle through " + via->describe() +
-                 ", which uses the producer's fusion and feeds the consumer's");
-      return;
+      return "fusing them would make a cycle through " + via->describe() +
+             ", which uses the producer's fusion and feeds the consumer's";
     }
     merge(from, into);
+    return "";
   }
 
   // Why group `from` (holding the producer) may not join group `into` by the op categories, or
@@ -524,6 +554,13 @@ class Planner {
   std::unordered_map<const Node*, size_t> position_;
   std::unordered_map<const Value*, std::vector<Node*>> users_;
   std::unordered_set<const Value*> outputs_;
+  // The merge refusals logged: where in context_.refusals, and the pair.
+  struct LoggedRefusal {
+    size_t index;
+    const Node* producer;
+    const Node* consumer;
+  };
+  std::vector<LoggedRefusal> merge_refusals_;
 };
 
 }  // namespace

@@ -17,6 +17,8 @@
 //                                      (no broadcast, which every tile load would recompute)
 //   heavy + heavy                      refused, except matmul → softmax → matmul (attention)
 // A merge is refused when it would close a cycle (a path leaving the group and coming back).
+// A consumer's refused producers are tried again once another of its producers has merged (the
+// grown group may close no cycle now); refusals that later merges overtake are not logged.
 // When a producer group's results are also used outside the consumer, the merged group keeps
 // them as extra outputs if they share the kernel's iteration space; otherwise a cost model
 // recomputes a cheap light producer inside the consumer (a clone) when reading its inputs costs

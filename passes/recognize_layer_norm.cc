@@ -1,10 +1,13 @@
 // recognize-layer-norm. Anchored at the normalizing node, d / sqrt(v) or d * reciprocal(sqrt(v))
 // (mul operands in either order), it checks
 //   v = var + eps               eps a non-negative splat constant
-//   var = reduce_mean(d * d)    or pow(d, 2), keepdims=1
-//   d = x - reduce_mean(x)      keepdims=1, the same axes as var's, which are the last k of x
-// and then takes an optional `* gamma` and `+ beta` above it, each a value broadcasting over the
-// normalized axes only. A missing gamma becomes a constant of ones of the normalized shape.
+//   var = reduce_mean(d * d)    or pow(d, 2), keepdims=1, over the last k axes of d
+// and then either
+//   d = x - reduce_mean(x)      keepdims=1, the same axes as var's: layer_normalization, taking
+//                               an optional `* gamma` and `+ beta` above it
+// or d is x itself (nothing subtracted): rms_normalization, taking an optional `* gamma`.
+// gamma and beta are values broadcasting over the normalized axes only. A missing gamma becomes a
+// constant of ones of the normalized shape.
 #include "passes/recognize_layer_norm.h"
 
 #include <algorithm>
@@ -83,6 +86,40 @@ Value* take_affine(const Graph& graph, Match& match, const std::string& op, cons
   return operand;
 }
 
+// A constant of ones of x's shape from `axis` on: the scale of a normalization without gamma.
+Value* add_unit_scale(Graph& target, const Value* x, int64_t axis, const std::string& name) {
+  const Shape& shape = x->type().shape;
+  Tensor ones(x->type().dtype, Shape(shape.begin() + axis, shape.end()));
+  for (int64_t i = 0; i < ones.num_elements(); ++i) ones.set_double(i, 1);
+  return target.add_constant(name, ones);
+}
+
+// x / sqrt(mean(x^2) + eps) [* gamma]: `variance` is the reduce_mean of x^2, read as `square`.
+void rewrite_rms_norm(const Graph& graph, PatternRewriter& rewriter, Node& node,
+                      const Normalizer& normalizer, Node* plus_epsilon, Node* variance,
+                      const Product& square, double epsilon) {
+  Value* x = normalizer.centered;
+  const std::vector<int64_t> axes = reduced_axes(*variance);
+  if (!are_last_axes(axes, x->type().rank()) || variance->int_attr("keepdims") == 0) {
+    return rewriter.refuse(node, "the mean of squares reduces axes " + ints_to_string(axes) +
+                                     ", not the last axes with keepdims=1");
+  }
+  if (node.result()->type() != x->type()) {
+    return rewriter.refuse(
+        node, "epsilon broadcasts the result to " + type_to_string(node.result()->type()));
+  }
+  Match match{&node, normalizer.nodes};
+  match.nodes.insert(match.nodes.end(), {plus_epsilon, variance});
+  match.nodes.insert(match.nodes.end(), square.nodes.begin(), square.nodes.end());
+  const int64_t axis = axes[0];
+  Value* gamma = take_affine(graph, match, "mul", x, axis);
+  rewriter.rewrite(node, match, [&](Graph& target, const std::vector<std::string>& provenance) {
+    if (!gamma) gamma = add_unit_scale(target, x, axis, "rms_norm_scale");
+    const AttributeMap attrs = {{"axis", axis}, {"epsilon", epsilon}};
+    return target.add_node("rms_normalization", {x, gamma}, attrs, provenance)->result();
+  });
+}
+
 void match_layer_norm(const Graph& graph, PatternRewriter& rewriter, Node& node) {
   const std::optional<Normalizer> normalizer = read_normalizer(node);
   if (!normalizer) return;
@@ -101,17 +138,19 @@ void match_layer_norm(const Graph& graph, PatternRewriter& rewriter, Node& node)
   if (!variance) {
     return rewriter.refuse(node, "the square root's operand is not reduce_mean(..) + epsilon");
   }
-  Node* sub = producer_of(centered, "sub");
-  Node* mean = sub ? producer_of(sub->operand(1), "reduce_mean") : nullptr;
-  if (!mean || mean->operand(0) != sub->operand(0)) {
-    return rewriter.refuse(node, describe_value(centered) + " is not x - reduce_mean(x)");
-  }
-  Value* x = sub->operand(0);
   const Product square = read_product(graph, variance->operand(0));
   if (square.coefficient != 1 || square.factors != std::vector<Value*>{centered, centered}) {
     return rewriter.refuse(node, "the variance averages " + describe_product(square) + ", not " +
                                      describe_value(centered) + "^2");
   }
+  Node* sub = producer_of(centered, "sub");
+  Node* mean = sub ? producer_of(sub->operand(1), "reduce_mean") : nullptr;
+  if (!mean || mean->operand(0) != sub->operand(0)) {
+    // Nothing subtracted: RMS normalization.
+    return rewrite_rms_norm(graph, rewriter, node, *normalizer, plus_epsilon, variance, square,
+                            epsilon);
+  }
+  Value* x = sub->operand(0);
   const std::vector<int64_t> axes = reduced_axes(*mean);
   if (reduced_axes(*variance) != axes || !are_last_axes(axes, x->type().rank()) ||
       mean->int_attr("keepdims") == 0 || variance->int_attr("keepdims") == 0) {
@@ -130,12 +169,7 @@ void match_layer_norm(const Graph& graph, PatternRewriter& rewriter, Node& node)
   Value* gamma = take_affine(graph, match, "mul", x, axis);
   Value* beta = take_affine(graph, match, "add", x, axis);
   rewriter.rewrite(node, match, [&](Graph& target, const std::vector<std::string>& provenance) {
-    if (!gamma) {
-      const Shape& shape = x->type().shape;
-      Tensor ones(x->type().dtype, Shape(shape.begin() + axis, shape.end()));
-      for (int64_t i = 0; i < ones.num_elements(); ++i) ones.set_double(i, 1);
-      gamma = target.add_constant("layer_norm_scale", ones);
-    }
+    if (!gamma) gamma = add_unit_scale(target, x, axis, "layer_norm_scale");
     std::vector<Value*> operands = {x, gamma};
     if (beta) operands.push_back(beta);
     const AttributeMap attrs = {{"axis", axis}, {"epsilon", epsilon}};

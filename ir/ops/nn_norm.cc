@@ -1,7 +1,9 @@
 // The normalization ops: batch_normalization (ONNX BatchNormalization, inference form),
-// instance_normalization, layer_normalization, and layer_normalization_with_stats (the same
-// with ONNX's optional Mean and InvStdDev outputs as results 1 and 2). The normalizations over
-// many elements compute their statistics and results in double and round once, when stored.
+// instance_normalization, layer_normalization, layer_normalization_with_stats (the same
+// with ONNX's optional Mean and InvStdDev outputs as results 1 and 2), and rms_normalization
+// (x / sqrt(mean(x^2) + epsilon) * scale over the last axes, as ONNX RMSNormalization and Llama's
+// RMSNorm). The normalizations over many elements compute their statistics and results in double
+// and round once, when stored.
 #include <cmath>
 
 #include "ir/ops/nn_kernel_util.h"
@@ -137,32 +139,45 @@ std::vector<TensorType> infer_layer_normalization_with_stats(const Node& node) {
   return {x, {stash, stats_shape}, {stash, stats_shape}};
 }
 
+// What layer_normalization and rms_normalization read: X in double as `rows` rows of `cols`
+// (the axes from `axis` on), epsilon, and Scale with the index of its element for each of X's.
+struct NormalizedRows {
+  NormalizedRows(const Node& node, std::span<const Tensor* const> inputs)
+      : shape(inputs[0]->shape()),
+        axis(normalize_axis(node.int_attr("axis"), static_cast<int64_t>(shape.size()))),
+        rows(product(shape, 0, axis)),
+        cols(product(shape, axis, shape.size())),
+        epsilon(node.float_attr("epsilon")),
+        x(read_values<double>(*inputs[0])),
+        scale(read_values<double>(*inputs[1])),
+        scale_index(broadcast_index_map(inputs[1]->shape(), shape)) {}
+
+  const Shape& shape;
+  int64_t axis, rows, cols;
+  double epsilon;
+  std::vector<double> x, scale;
+  std::vector<int64_t> scale_index;
+};
+
 // In double whatever stash_type says (it is the least precision the statistics may have); Mean
 // and InvStdDev are rounded to it when stored.
 void layer_normalization_reference(const Node& node, std::span<const Tensor* const> inputs,
                                    std::span<Tensor> outputs) {
-  const Shape& shape = inputs[0]->shape();
-  const int64_t axis = normalize_axis(node.int_attr("axis"), static_cast<int64_t>(shape.size()));
-  const int64_t rows = product(shape, 0, axis);
-  const int64_t cols = product(shape, axis, shape.size());
-  const double epsilon = node.float_attr("epsilon");
-  const std::vector<double> x = read_values<double>(*inputs[0]);
-  const std::vector<double> scale = read_values<double>(*inputs[1]);
-  const std::vector<int64_t> scale_index = broadcast_index_map(inputs[1]->shape(), shape);
+  const NormalizedRows in(node, inputs);
   std::vector<double> bias;
   std::vector<int64_t> bias_index;
   if (inputs.size() == 3) {
     bias = read_values<double>(*inputs[2]);
-    bias_index = broadcast_index_map(inputs[2]->shape(), shape);
+    bias_index = broadcast_index_map(inputs[2]->shape(), in.shape);
   }
-  std::vector<double> y(x.size()), means(rows), inv_stds(rows);
-  for (int64_t row = 0; row < rows; ++row) {
-    const int64_t start = row * cols;
-    const auto [mean, inv_std] = nn::mean_and_inv_std(x.data() + start, cols, epsilon);
+  std::vector<double> y(in.x.size()), means(in.rows), inv_stds(in.rows);
+  for (int64_t row = 0; row < in.rows; ++row) {
+    const int64_t start = row * in.cols;
+    const auto [mean, inv_std] = nn::mean_and_inv_std(in.x.data() + start, in.cols, in.epsilon);
     means[row] = mean;
     inv_stds[row] = inv_std;
-    for (int64_t i = start; i < start + cols; ++i) {
-      y[i] = (x[i] - mean) * inv_std * scale[scale_index[i]];
+    for (int64_t i = start; i < start + in.cols; ++i) {
+      y[i] = (in.x[i] - mean) * inv_std * in.scale[in.scale_index[i]];
       if (!bias.empty()) y[i] += bias[bias_index[i]];
     }
   }
@@ -171,6 +186,25 @@ void layer_normalization_reference(const Node& node, std::span<const Tensor* con
     write_values(outputs[1], means);
     write_values(outputs[2], inv_stds);
   }
+}
+
+// ---- rms_normalization ------------------------------------------------------------------------
+
+// X and Scale are checked as layer_normalization's (infer_layer_normalization); no bias.
+void rms_normalization_reference(const Node& node, std::span<const Tensor* const> inputs,
+                                 std::span<Tensor> outputs) {
+  const NormalizedRows in(node, inputs);
+  std::vector<double> y(in.x.size());
+  for (int64_t row = 0; row < in.rows; ++row) {
+    const int64_t start = row * in.cols;
+    double square_sum = 0;
+    for (int64_t i = start; i < start + in.cols; ++i) square_sum += in.x[i] * in.x[i];
+    const double inv_rms = 1 / std::sqrt(square_sum / static_cast<double>(in.cols) + in.epsilon);
+    for (int64_t i = start; i < start + in.cols; ++i) {
+      y[i] = in.x[i] * inv_rms * in.scale[in.scale_index[i]];
+    }
+  }
+  write_values(outputs[0], y);
 }
 
 }  // namespace
@@ -204,6 +238,15 @@ void register_nn_norm_ops(OpRegistry& registry) {
                 .max_operands = 3,
                 .infer = infer_layer_normalization,
                 .reference = layer_normalization_reference,
+                .precision = PrecisionClass::kF32,
+                .reduced_axes = ReducedAxes::kFromAxis});
+  registry.add({.name = "rms_normalization",
+                .category = OpCategory::kReduction,
+                .attrs = {axis, epsilon},
+                .min_operands = 2,
+                .max_operands = 2,
+                .infer = infer_layer_normalization,
+                .reference = rms_normalization_reference,
                 .precision = PrecisionClass::kF32,
                 .reduced_axes = ReducedAxes::kFromAxis});
   registry.add({.name = "layer_normalization_with_stats",

@@ -9,8 +9,9 @@ Exports each model if needed (the model tests' export and cache: tests/models/ru
 then runs kiln_compile_all_kernels on them: it lowers each (once per precision of --precisions,
 default fp32) with any kernel the GPU backend does not generate left out, compiles the rest for
 sm_80 and sm_90 and prints per model and precision the kernels compiled and the kernel nodes
-skipped (--arch: other archs, e.g. sm_90a alone). Exit status: that of the compiler, or 1 when
-an export fails.
+skipped (--arch: other archs, e.g. sm_90a alone). Exit status: that of the compiler, 1 when an
+export fails, or 77 when the export interpreter lacks what a model needs beyond torch and
+torchvision (run_model_test.py's OPTIONAL_EXPORT_NEEDS).
 """
 import argparse
 import os
@@ -18,7 +19,8 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models"))
-from run_model_test import StepFailed, export_if_needed  # noqa: E402
+from run_model_test import (SKIP_EXIT_CODE, ExportSkipped, StepFailed,  # noqa: E402
+                            export_if_needed)
 
 
 def main():
@@ -43,6 +45,9 @@ def main():
     except StepFailed as error:
         print(f"FAIL: {error}")
         return 1
+    except ExportSkipped as reason:
+        print(f"SKIP: {reason}")
+        return SKIP_EXIT_CODE
     command = [args.compiler, "--arch", args.arch, "--precisions", args.precisions, *paths]
     print(f"$ {' '.join(command)}", flush=True)
     return subprocess.run(command).returncode

@@ -12,7 +12,8 @@ Run with the interpreter that has numpy (ctest does this):
   3. `kiln run --stage imported` and `kiln run --stage fused` on the model's inputs: the fused
      graph's outputs must equal the unfused graph's within |fused - unfused| <= atol + rtol *
      |unfused| (both on kiln's reference interpreter).
-Exit status: 0 pass, 1 mismatch or a failed step.
+Exit status: 0 pass, 1 mismatch or a failed step, 77 skipped (run_model_test.py's
+OPTIONAL_EXPORT_NEEDS missing).
 """
 import argparse
 import json
@@ -20,8 +21,8 @@ import os
 import subprocess
 import sys
 
-from run_model_test import (StepFailed, clear_outputs, compare_outputs, export_if_needed,
-                            input_arguments, run_step)
+from run_model_test import (SKIP_EXIT_CODE, ExportSkipped, StepFailed, clear_outputs,
+                            compare_outputs, export_if_needed, input_arguments, run_step)
 
 
 def kernel_counts(kiln, model_path):
@@ -74,6 +75,9 @@ def main():
     except StepFailed as failure:
         print(f"FAIL {args.model}: {failure}")
         return 1
+    except ExportSkipped as reason:
+        print(f"SKIP {args.model}: {reason}")
+        return SKIP_EXIT_CODE
     if counts_ok and outputs_ok:
         print(f"PASS {args.model}")
         return 0

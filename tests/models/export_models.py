@@ -4,14 +4,16 @@
 Run with an interpreter that has PyTorch and torchvision (Debian's /usr/bin/python3):
     /usr/bin/python3 tests/models/export_models.py WORK_DIR [MODEL...] [--batch N]
 
-For each MODEL (resnet50, mobilenetv2, bert, vit; default: all) it writes
+For each MODEL (resnet50, mobilenetv2, bert, vit, llama; default: all) it writes
     WORK_DIR/<model>.onnx
     WORK_DIR/<model>/inputs/<input name>.npy      (batch N, default 1: the same weights)
 Weights are random but seeded (torch.manual_seed). BatchNormalization nodes are kept (not folded
 into the convolutions) and their statistics are made non-trivial: gamma and beta are randomized,
 then the running mean and variance are measured on a few random batches, so activations stay in
 a realistic range through the deep networks. The BERT-style encoder is written here in torch.nn;
-the ViT is torchvision's VisionTransformer, scaled down.
+the ViT is torchvision's VisionTransformer, scaled down. The Llama-style decoder is
+transformers' LlamaModel at a small configuration; it needs the transformers package (imported only
+for it) and torch's dynamo exporter (opset 18), since the TorchScript exporter has no aten::diff.
 """
 import argparse
 import inspect
@@ -174,12 +176,47 @@ def make_vit(batch):
     return model, {"input": image}, ["logits"]
 
 
+def make_llama(batch):
+    """transformers' LlamaModel, 2 layers of 256: grouped-query attention (4 query heads sharing 2
+    key/value heads of 64), rotary embeddings, RMSNorm (eps 1e-6), a SiLU-gated MLP of 688 and a
+    causal mask. Weights N(0, 0.05) (transformers' N(0, 0.02) leaves the attention near uniform);
+    the RMSNorm weights, ones in transformers, uniform in [0.5, 1.5]."""
+    from transformers import LlamaConfig, LlamaModel
+
+    config = LlamaConfig(vocab_size=1000, hidden_size=256, intermediate_size=688,
+                         num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                         max_position_embeddings=128, rms_norm_eps=1e-6, initializer_range=0.05,
+                         attn_implementation="eager", use_cache=False)
+    decoder = LlamaModel(config)
+    with torch.no_grad():
+        for name, parameter in decoder.named_parameters():
+            if name.endswith("norm.weight"):
+                parameter.uniform_(0.5, 1.5)
+    input_ids = torch.randint(1, 1000, (batch, 64), dtype=torch.long)
+    return LastHiddenState(decoder), {"input_ids": input_ids}, ["last_hidden_state"]
+
+
+class LastHiddenState(nn.Module):
+    """A transformers model's last_hidden_state as the one output, without the key/value cache."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, input_ids):
+        return self.model(input_ids=input_ids, use_cache=False).last_hidden_state
+
+
 MODELS = {
     "resnet50": make_cnn(torchvision.models.resnet50),
     "mobilenetv2": make_cnn(torchvision.models.mobilenet_v2),
     "bert": make_bert,
     "vit": make_vit,
+    "llama": make_llama,
 }
+# Exported by torch's dynamo exporter, at its least opset; the others by the TorchScript one.
+DYNAMO_MODELS = {"llama"}
+DYNAMO_OPSET = 18
 
 
 def export(name, work_dir, batch):
@@ -189,11 +226,14 @@ def export(name, work_dir, batch):
     path = os.path.join(work_dir, f"{name}.onnx")
     # torch 2 defaults to its newer exporter from 2.9 on; the TorchScript one (dynamo=False) makes
     # the same graphs as torch 1.13's, so the tests see one export whichever torch runs them.
-    version_options = ({"dynamo": False}
+    dynamo = name in DYNAMO_MODELS
+    version_options = ({"dynamo": dynamo}
                        if "dynamo" in inspect.signature(torch.onnx.export).parameters else {})
+    if dynamo:
+        version_options["external_data"] = False  # the weights in the .onnx file, as the others
     torch.onnx.export(
         model, tuple(inputs.values()), path,
-        opset_version=OPSET,
+        opset_version=DYNAMO_OPSET if dynamo else OPSET,
         input_names=list(inputs), output_names=output_names,
         # PRESERVE (with the model in eval mode) keeps BatchNormalization nodes for kiln to fold.
         training=torch.onnx.TrainingMode.PRESERVE,

@@ -20,17 +20,18 @@ Otherwise, each step timed:
      element within |got - want| <= atol + rtol * |want| and the norm within 1%; in fp16 and
      bf16 each output's cosine similarity at least --min-cosine, its error and norm within
      run_model_test.py's SIXTEEN_BIT_BARS (with top-1 agreement printed).
-Exit status: 0 pass, 1 mismatch or a failed step, 77 no CUDA device.
+Exit status: 0 pass, 1 mismatch or a failed step, 77 no CUDA device, or the export interpreter
+lacks what the model needs beyond torch and torchvision (run_model_test.py's
+OPTIONAL_EXPORT_NEEDS).
 """
 import ctypes
 import os
 import sys
 
-from run_model_test import (StepFailed, clear_outputs, compare_at_precision, export_if_needed,
-                            input_arguments, model_test_parser, reference_if_needed,
-                            report_verdict, run_step)
+from run_model_test import (SKIP_EXIT_CODE, ExportSkipped, StepFailed, clear_outputs,
+                            compare_at_precision, export_if_needed, input_arguments,
+                            model_test_parser, reference_if_needed, report_verdict, run_step)
 
-SKIP_EXIT_CODE = 77
 FUSION_PASSES = "fuse-kernels,fuse-siblings"
 
 
@@ -97,6 +98,9 @@ def main():
     except StepFailed as failure:
         print(f"FAIL {args.model} {variant}: {failure}")
         return 1
+    except ExportSkipped as reason:
+        print(f"SKIP {args.model} {variant}: {reason}")
+        return SKIP_EXIT_CODE
     return report_verdict(f"{args.model} {variant}", timings, against_onnxruntime and against_cpu)
 
 

@@ -18,7 +18,9 @@ With --precision fp16 or bf16 (and --stage fused), step 3 runs `kiln run --preci
 --expect, and step 4 requires each output's cosine similarity to onnxruntime's fp32 output to be
 at least --min-cosine (0.999), its largest error and its norm within the precision's
 SIXTEEN_BIT_BARS, printing them, max rel error and, for logits, top-1 agreement.
-Exit status: 0 pass, 1 mismatch or a failed step.
+Exit status: 0 pass, 1 mismatch or a failed step, 77 skipped: the export interpreter lacks what
+the model's export needs beyond torch and torchvision (OPTIONAL_EXPORT_NEEDS: transformers for
+llama).
 """
 import argparse
 import glob
@@ -35,8 +37,29 @@ EXPORT_SCRIPT = os.path.join(SCRIPT_DIR, "export_models.py")
 REFERENCE_SCRIPT = os.path.join(SCRIPT_DIR, "reference_outputs.py")
 
 
+# Models whose export needs more than torch and torchvision, which the tests treat as optional:
+# (what it needs, in words; Python code that fails without it). Without it the model's tests are
+# skipped (SKIP_EXIT_CODE), not failed.
+OPTIONAL_EXPORT_NEEDS = {
+    "llama": ("transformers, onnxscript and torch's dynamo exporter",
+              "import inspect, torch, transformers, onnxscript; "
+              "assert 'dynamo' in inspect.signature(torch.onnx.export).parameters"),
+}
+SKIP_EXIT_CODE = 77  # ctest's SKIP_RETURN_CODE for the model tests
+
+
 class StepFailed(Exception):
     pass
+
+
+class ExportSkipped(Exception):
+    """The export interpreter lacks a model's OPTIONAL_EXPORT_NEEDS."""
+
+
+def can_run(python, code):
+    """Whether `python` exists and runs `code` without an error."""
+    return os.path.exists(python) and subprocess.run(
+        [python, "-c", code], capture_output=True).returncode == 0
 
 
 def run_command(command):
@@ -69,14 +92,17 @@ def export_if_needed(args, model_path, model_dir):
             if f.read().strip() == wanted:
                 print(f"export: cached {model_path}")
                 return None
-    probe = subprocess.run([args.torch_python, "-c", "import torch, torchvision"],
-                           capture_output=True, text=True) if os.path.exists(
-                               args.torch_python) else None
-    if probe is None or probe.returncode != 0:
+    if not can_run(args.torch_python, "import torch, torchvision"):
         raise StepFailed(
             f"export needs PyTorch and torchvision, but '{args.torch_python}' cannot import them "
             "(Debian: apt-get install python3-torch python3-torchvision; or configure with "
             "-DKILN_TORCH_PYTHON=/path/to/python)")
+    if args.model in OPTIONAL_EXPORT_NEEDS:
+        needs, probe = OPTIONAL_EXPORT_NEEDS[args.model]
+        if not can_run(args.torch_python, probe):
+            raise ExportSkipped(
+                f"the export of {args.model} needs {needs}, which '{args.torch_python}' lacks "
+                "(configure with -DKILN_TRANSFORMERS_PYTHON=/path/to/python)")
     seconds = run_step("export", [args.torch_python, EXPORT_SCRIPT, args.work_dir, args.model,
                                   "--batch", str(batch)])
     with open(stamp_path, "w") as f:
@@ -294,6 +320,9 @@ def main():
     except StepFailed as failure:
         print(f"FAIL {args.model}: {failure}")
         return 1
+    except ExportSkipped as reason:
+        print(f"SKIP {args.model}: {reason}")
+        return SKIP_EXIT_CODE
     return report_verdict(args.model, timings, kiln_status == 0 and outputs_ok)
 
 

@@ -84,12 +84,33 @@ TEST(PrecisionPolicyTest, OpTableClassesEachOp) {
   };
   const std::vector<std::string> low_precision = {"conv", "conv_transpose", "einsum", "gemm",
                                                   "matmul"};
-  const std::vector<std::string> f32 = {
-      "batch_normalization", "cum_sum", "erf", "exp", "group_normalization",
-      "instance_normalization", "layer_normalization", "layer_normalization_with_stats", "log",
-      "log_softmax", "lrn", "mean_variance_normalization", "pow", "reciprocal", "reduce_l1",
-      "reduce_l2", "reduce_log_sum", "reduce_log_sum_exp", "reduce_max", "reduce_mean",
-      "reduce_min", "reduce_prod", "reduce_sum", "reduce_sum_square", "softmax", "sqrt"};
+  const std::vector<std::string> f32 = {"batch_normalization",
+                                        "cum_sum",
+                                        "erf",
+                                        "exp",
+                                        "group_normalization",
+                                        "instance_normalization",
+                                        "layer_normalization",
+                                        "layer_normalization_with_stats",
+                                        "log",
+                                        "log_softmax",
+                                        "lrn",
+                                        "mean_variance_normalization",
+                                        "pow",
+                                        "reciprocal",
+                                        "reduce_l1",
+                                        "reduce_l2",
+                                        "reduce_log_sum",
+                                        "reduce_log_sum_exp",
+                                        "reduce_max",
+                                        "reduce_mean",
+                                        "reduce_min",
+                                        "reduce_prod",
+                                        "reduce_sum",
+                                        "reduce_sum_square",
+                                        "rms_normalization",
+                                        "softmax",
+                                        "sqrt"};
   const std::vector<std::string> tf32 = {"conv", "conv_transpose", "gemm", "matmul"};
   EXPECT_EQ(in_class(PrecisionClass::kLowPrecision), low_precision);
   EXPECT_EQ(in_class(PrecisionClass::kF32), f32);

@@ -191,6 +191,30 @@ TEST(NnOpsTest, LayerNormalizationRejectsAScaleThatDoesNotBroadcast) {
               HasSubstr("operand 1 (Scale) [3] does not broadcast to X [2,4]"));
 }
 
+TEST(NnOpsTest, RmsNormalizationDividesByTheRootMeanSquare) {
+  const Tensor y =
+      run_op("rms_normalization", {f32_tensor({2, 2}, {3, 4, 0, 0}), f32_tensor({2}, {2, 1})},
+             {{"epsilon", 0.5}});
+  // Row 0: mean of squares 12.5, + 0.5 -> 1/sqrt(13); row 1 is zero, kept finite by epsilon.
+  const float inv_rms = 1 / std::sqrt(13.0f);
+  EXPECT_FLOAT_EQ(y.get_float(0), 3 * inv_rms * 2);
+  EXPECT_FLOAT_EQ(y.get_float(1), 4 * inv_rms);
+  EXPECT_EQ(y.get_float(2), 0.0f);
+  EXPECT_EQ(y.get_float(3), 0.0f);
+}
+
+TEST(NnOpsTest, RmsNormalizationOverTheLastTwoAxes) {
+  const Tensor y =
+      run_op("rms_normalization", {f32_tensor({1, 2, 2}, {1, -1, 1, -1}), f32_tensor({1}, {3})},
+             {{"axis", int64_t{1}}, {"epsilon", 0.0}});
+  EXPECT_EQ(y.to_floats(), (std::vector<float>{3, -3, 3, -3}));
+}
+
+TEST(NnOpsTest, RmsNormalizationRejectsAScaleThatDoesNotBroadcast) {
+  EXPECT_THAT(add_node_error("rms_normalization", {{DType::kF32, {2, 4}}, {DType::kF32, {3}}}),
+              HasSubstr("operand 1 (Scale) [3] does not broadcast to X [2,4]"));
+}
+
 // ---- softmax ----------------------------------------------------------------------------------
 
 TEST(NnOpsTest, SoftmaxAndLogSoftmaxAlongAnAxis) {
