@@ -103,6 +103,16 @@ void require_countable(const onnx::ValueInfoProto& input, const Shape& shape) {
 
 }  // namespace
 
+std::vector<std::string> dim_params(const onnx::ValueInfoProto& input) {
+  std::vector<std::string> params;
+  const TypeProto::Tensor& type = tensor_type(input);
+  if (!type.has_shape()) return params;
+  for (const onnx::TensorShapeProto::Dimension& dim : type.shape().dim()) {
+    params.push_back(dim.has_dim_param() ? dim.dim_param() : "");
+  }
+  return params;
+}
+
 TensorType input_type(const onnx::ValueInfoProto& input, const Shape* bound_shape,
                       const std::function<void(const std::string&)>& on_defaulted) {
   const DType dtype = dtype_from_onnx(tensor_type(input).elem_type(), describe_input(input));

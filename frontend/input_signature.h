@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "ir/tensor.h"
 
@@ -19,6 +20,9 @@ namespace kiln::onnx_import {
 // dims and how to choose them), else an InputError.
 TensorType input_type(const onnx::ValueInfoProto& input, const Shape* bound_shape,
                       const std::function<void(const std::string&)>& on_defaulted = {});
+
+// Each dim's dim_param, "" where the dim has a value or no name.
+std::vector<std::string> dim_params(const onnx::ValueInfoProto& input);
 
 // Checks a value bound to a graph input against the model's declared type (dtype, rank and
 // every known dimension).

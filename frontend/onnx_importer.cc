@@ -149,6 +149,7 @@ void ModelImporter::import_inputs() {
         input_type(*input, shape == options_.input_shapes.end() ? nullptr : &shape->second,
                    options_.on_defaulted_dims);
     define(input->name(), {graph_->add_input(input->name(), type), "", 0});
+    if (options_.symbolic_dims) (*options_.symbolic_dims)[input->name()] = dim_params(*input);
   }
 }
 

@@ -30,6 +30,9 @@ struct ImportOptions {
   // bound to 1 and this is called with a one-line note saying so (the tools print it); when
   // not, such an input is an InputError asking for --input-shape.
   std::function<void(const std::string&)> on_defaulted_dims;
+  // When set, filled with each graph input's dim labels: a symbolic dim's dim_param (dims that
+  // share one are equal), "" for the others (kiln/dynamic_compile.h).
+  std::map<std::string, std::vector<std::string>>* symbolic_dims = nullptr;
 };
 
 // Thrown when a converter needs a compile-time value that comes from a graph input.

@@ -191,6 +191,11 @@ ProgramStep read_step(ByteReader& in, uint32_t index) {
 
 void read_header(ByteReader& in) {
   const std::span<const uint8_t> magic = in.bytes(kMagic.size(), "the magic \"KILN\"");
+  if (std::string_view(reinterpret_cast<const char*>(magic.data()), magic.size()) == "KILR") {
+    throw InputError(
+        "a dynamic program (compiled for ranges of input shapes): kiln run and kiln inspect read "
+        "it, and in C++ kiln::DynamicSession (runtime/dynamic_session.h)");
+  }
   if (!std::equal(magic.begin(), magic.end(), kMagic.begin())) {
     throw InputError("not a .kiln file (it does not start with \"KILN\")");
   }
@@ -271,6 +276,14 @@ Program program_from_bytes(std::span<const uint8_t> bytes, const std::string& so
   }
 }
 
+Program unvalidated_program_from_bytes(std::span<const uint8_t> bytes, const std::string& source) {
+  try {
+    return decode(bytes);
+  } catch (const InputError& error) {
+    error.rethrow_prefixed(source + ": ");
+  }
+}
+
 // The bytes of program_to_bytes, written without copying the weights into one buffer first; the
 // checksum (~1 ns a byte: a tenth of a second for 100 MB of weights) is computed on another
 // thread while the file is written.
@@ -292,7 +305,7 @@ void write_program(const Program& program, const std::string& path) {
   if (!file) throw InputError(path + ": cannot write the .kiln file");
 }
 
-Program read_program(const std::string& path) {
+std::vector<uint8_t> read_kiln_file(const std::string& path) {
   std::ifstream file(path, std::ios::binary);
   std::error_code error;
   const uintmax_t size = std::filesystem::file_size(path, error);
@@ -300,7 +313,11 @@ Program read_program(const std::string& path) {
   std::vector<uint8_t> bytes(size);
   file.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(size));
   if (!file) throw InputError(path + ": cannot read the .kiln file");
-  return program_from_bytes(bytes, path);
+  return bytes;
+}
+
+Program read_program(const std::string& path) {
+  return program_from_bytes(read_kiln_file(path), path);
 }
 
 }  // namespace kiln

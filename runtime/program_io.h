@@ -35,8 +35,13 @@ inline constexpr uint32_t kKilnFormatVersion = 1;
 std::vector<uint8_t> program_to_bytes(const Program& program);
 // `source` names the bytes in errors (a file's path).
 Program program_from_bytes(std::span<const uint8_t> bytes, const std::string& source);
+// The structure and checksum only, without validate_program: for a dynamic program's variants,
+// whose weights are stored apart (dynamic_program.h) and which are validated once they have them.
+Program unvalidated_program_from_bytes(std::span<const uint8_t> bytes, const std::string& source);
 
 void write_program(const Program& program, const std::string& path);
 Program read_program(const std::string& path);
+// The bytes of a .kiln file (fixed-shape or dynamic); InputError naming the path.
+std::vector<uint8_t> read_kiln_file(const std::string& path);
 
 }  // namespace kiln

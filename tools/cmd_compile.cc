@@ -2,10 +2,13 @@
 // stage, CUDA kernels for the target, NVRTC, the memory plan) and written as a .kiln program
 // (runtime/program_io.h), to -o or beside the model (model.onnx -> model.kiln), saying where.
 // --emit-cuda DIR writes each kernel's source as DIR/<kernel>.cu, exactly what NVRTC compiles,
-// before compiling.
+// before compiling. --input-shape with ranges (x=1..16x3x224x224) compiles a dynamic program:
+// variants for sizes in the ranges (kiln/dynamic_compile.h).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -13,6 +16,8 @@
 
 #include "ir/error.h"
 #include "kiln/compiler.h"
+#include "kiln/dynamic_compile.h"
+#include "runtime/dynamic_program.h"
 #include "runtime/program_io.h"
 #include "tools/commands.h"
 #include "tools/input_shapes.h"
@@ -31,6 +36,7 @@ struct CompileCommandOptions {
   int jobs = 0;
   bool no_fusion = false;
   std::vector<std::string> input_shapes;
+  std::vector<std::string> opt_shapes;
   PassOptions passes;
   TacticOptions tactics;
 };
@@ -44,6 +50,51 @@ void write_kernel_sources(const Program& program, const std::string& directory) 
     std::ofstream file(path);
     if (!(file << kernel.source)) throw InputError(path + ": cannot write");
   }
+}
+
+std::string output_path(const CompileCommandOptions& options) {
+  // Without -o the program goes beside the model: model.onnx -> model.kiln.
+  return options.output.empty()
+             ? std::filesystem::path(options.model).replace_extension(".kiln").string()
+             : options.output;
+}
+
+// --input-shape with ranges: one program of variants (kiln/dynamic_compile.h).
+int run_compile_dynamic(const CompileCommandOptions& options, const CompileOptions& compile_options,
+                        const InputRanges& ranges) {
+  const CompiledDynamicModel compiled = compile_dynamic(
+      options.model, compile_options, ranges, parse_input_shapes(options.opt_shapes),
+      [](size_t index, size_t count, const std::string& shapes) {
+        std::cerr << fmt::format("kiln compile: variant {} of {}: {}\n", index + 1, count, shapes);
+      });
+  const DynamicProgram& program = compiled.program;
+  for (size_t c = 0; c < program.classes.size(); ++c) {
+    std::string dims;
+    for (const VaryingDim& dim : program.dims) {
+      if (dim.dim_class != static_cast<int>(c)) continue;
+      const Program& first = program.variants[0].program;
+      dims += fmt::format("{}{} dim {}", dims.empty() ? "" : ", ",
+                          first.buffers[first.inputs[dim.input]].name, dim.axis);
+    }
+    std::vector<int64_t> sizes;
+    for (const ProgramVariant& variant : program.variants) {
+      if (std::find(sizes.begin(), sizes.end(), variant.sizes[c]) == sizes.end()) {
+        sizes.push_back(variant.sizes[c]);
+      }
+    }
+    std::cerr << fmt::format("kiln compile: {}: sizes {} {}\n", dims, fmt::join(sizes, ","),
+                             program.classes[c].padded
+                                 ? "(smaller sizes run padded to the next one)"
+                                 : "(each its own: " + program.classes[c].note + ")");
+  }
+  double seconds = 0;
+  for (const CompiledModel& variant : compiled.variants) seconds += variant.stats.seconds;
+  std::cerr << fmt::format("kiln compile: {} variants, NVRTC and the cache in {:.2f} s\n",
+                           program.variants.size(), seconds);
+  const std::string output = output_path(options);
+  write_dynamic_program(program, output);
+  std::cerr << "kiln compile: wrote " << output << "\n";
+  return 0;
 }
 
 int run_compile(const CompileCommandOptions& options) {
@@ -61,6 +112,13 @@ int run_compile(const CompileCommandOptions& options) {
   compile_options.on_defaulted_dims = [](const std::string& note) {
     std::cerr << "kiln compile: note: " << note << "\n";
   };
+  const InputRanges ranges = parse_input_ranges(options.input_shapes);
+  if (has_varying_dims(ranges)) return run_compile_dynamic(options, compile_options, ranges);
+  if (!options.opt_shapes.empty()) {
+    throw InputError(
+        "--opt-shape names the shape to tune for within --input-shape ranges; no "
+        "--input-shape has a range (LO..HI)");
+  }
   const CompiledModel compiled =
       compile(options.model, compile_options, parse_input_shapes(options.input_shapes));
   options.passes.print_refusals(compiled.refusals);
@@ -82,11 +140,7 @@ int run_compile(const CompileCommandOptions& options) {
   std::cerr << "kiln compile: kernels generated for " << compiled.target.describe() << "\n";
   std::cerr << "kiln compile: " << tactic_summary(compiled.autotune) << "\n";
   if (options.tactics.explain) std::cerr << tactic_table(compiled.autotune);
-  // Without -o the program goes beside the model: model.onnx -> model.kiln.
-  const std::string output =
-      options.output.empty()
-          ? std::filesystem::path(options.model).replace_extension(".kiln").string()
-          : options.output;
+  const std::string output = output_path(options);
   write_program(program, output);
   std::cerr << "kiln compile: wrote " << output << "\n";
   return 0;
@@ -118,7 +172,12 @@ void add_compile_command(CLI::App& parent, int& exit_code) {
   command->add_option("-j,--jobs", options->jobs,
                       "Kernels compiled at once (default: one per hardware thread)");
   command->add_option("--input-shape", options->input_shapes,
-                      "Bind symbolic input dims: NAME=1x3x224x224 (repeatable)");
+                      "Bind symbolic input dims: NAME=1x3x224x224 (repeatable); a range LO..HI "
+                      "for a dim (NAME=1..32x3x224x224) compiles one program for every size in "
+                      "it (docs/DYNAMIC_SHAPES.md)");
+  command->add_option("--opt-shape", options->opt_shapes,
+                      "With --input-shape ranges: NAME=DIMS, a shape to compile a variant of "
+                      "its own for (no padding at that size)");
   add_pass_options(*command, options->passes);
   add_tactic_options(*command, options->tactics);
   command->callback([options, &exit_code] { exit_code = run_compile(*options); });

@@ -2,6 +2,7 @@
 // GPU session, on given inputs; writes the outputs as .npy, optionally compares them with
 // expected outputs (--expect DIR).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <CLI/CLI.hpp>
 #include <chrono>
@@ -12,11 +13,12 @@
 #include "ir/error.h"
 #include "kiln/compiler.h"
 #include "reference/reference_interpreter.h"
+#include "runtime/dynamic_session.h"
 #include "runtime/session.h"
 #include "tools/commands.h"
 #include "tools/compare.h"
-#include "tools/model_inputs.h"
 #include "tools/input_shapes.h"
+#include "tools/model_inputs.h"
 #include "tools/pass_options.h"
 #include "tools/tensor_files.h"
 
@@ -83,6 +85,34 @@ int report_outputs(const std::vector<std::string>& names, const std::vector<Tens
   return all_match ? 0 : 1;
 }
 
+std::vector<std::string> output_names(const Program& program) {
+  std::vector<std::string> names;
+  for (const int output : program.outputs) names.push_back(program.buffers[output].name);
+  return names;
+}
+
+// A .kiln file for ranges of shapes: the variant for the inputs' shapes runs.
+int run_dynamic(const RunOptions& options, const std::map<std::string, Tensor>& given) {
+  DynamicSession session = DynamicSession::load(options.model);
+  const Program& first = session.program().variants.at(0).program;
+  const std::vector<Tensor> inputs = order_inputs(program_signature(first), given);
+  std::vector<Shape> shapes;
+  for (const Tensor& input : inputs) shapes.push_back(input.shape());
+  const size_t variant = choose_variant(session.program(), shapes);
+  const auto start = std::chrono::steady_clock::now();
+  const std::vector<Tensor> outputs = session.run(inputs);
+  const double milliseconds =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  const ProgramVariant& chosen = session.program().variants[variant];
+  std::cerr << fmt::format(
+      "ran variant {} of {} (compiled for sizes {}{}) on {} in {:.3f} ms (first run: each "
+      "checked)\n",
+      variant, session.program().variants.size(), fmt::join(chosen.sizes, ","),
+      chosen.input_shapes == shapes ? "" : "; inputs padded, outputs cut back",
+      session.variant_session(variant).device_description(), milliseconds);
+  return report_outputs(output_names(first), outputs, options);
+}
+
 // A .kiln file: runs on the GPU session.
 int run_compiled(const RunOptions& options) {
   if (options.device == "cpu") {
@@ -91,6 +121,7 @@ int run_compiled(const RunOptions& options) {
   }
   create_output_dir(options);
   const std::map<std::string, Tensor> given = read_input_files(options.inputs);
+  if (is_dynamic_program_file(options.model)) return run_dynamic(options, given);
   Session session = Session::load(options.model);
   const Program& program = session.program();
   const std::vector<Tensor> inputs = order_inputs(program_signature(program), given);
@@ -100,9 +131,7 @@ int run_compiled(const RunOptions& options) {
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   std::cerr << fmt::format("ran {} kernel launches on {} in {:.3f} ms (first run: each checked)\n",
                            program.steps.size(), session.device_description(), milliseconds);
-  std::vector<std::string> names;
-  for (const int output : program.outputs) names.push_back(program.buffers[output].name);
-  return report_outputs(names, outputs, options);
+  return report_outputs(output_names(program), outputs, options);
 }
 
 int run_model(const RunOptions& options) {

@@ -3,6 +3,7 @@
 #include "tools/inspect_report.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <vector>
@@ -175,6 +176,50 @@ std::string inspect_report(const Program& program) {
          "\nmemory plan\n" + memory_plan_table(program) +
          fmt::format("\nweights: {} in {} buffer{}\n", format_bytes(std::ssize(program.weights)),
                      weights, weights == 1 ? "" : "s");
+}
+
+std::string dynamic_inspect_report(const DynamicProgram& program) {
+  const Program& first = program.variants.at(0).program;
+  const auto input_name = [&](int input) { return first.buffers[first.inputs[input]].name; };
+  std::string text = fmt::format("dynamic program: {} variants over these input ranges\n",
+                                 program.variants.size());
+  for (size_t c = 0; c < program.classes.size(); ++c) {
+    std::string dims;
+    for (const VaryingDim& dim : program.dims) {
+      if (dim.dim_class != static_cast<int>(c)) continue;
+      dims += fmt::format("{}{} dim {} {}..{}", dims.empty() ? "" : ", ", input_name(dim.input),
+                          dim.axis, dim.min, dim.max);
+    }
+    text += fmt::format(
+        "  class {}: {}\n    {}\n", c, dims,
+        program.classes[c].padded
+            ? "padded: a run of size n takes the variant of the smallest size >= "
+              "n, inputs padded with zeros, outputs cut back to n"
+            : "not padded (" + program.classes[c].note + "): each size has its own variant");
+  }
+  text += "\nvariants\n";
+  std::vector<const std::vector<uint8_t>*> weight_sets;
+  size_t largest = 0;
+  for (size_t v = 0; v < program.variants.size(); ++v) {
+    const ProgramVariant& variant = program.variants[v];
+    size_t set = 0;
+    while (set < weight_sets.size() && *weight_sets[set] != variant.program.weights) ++set;
+    if (set == weight_sets.size()) weight_sets.push_back(&variant.program.weights);
+    std::string shapes;
+    for (size_t i = 0; i < variant.input_shapes.size(); ++i) {
+      shapes += fmt::format("{}{}={}", i ? " " : "", input_name(static_cast<int>(i)),
+                            fmt::join(variant.input_shapes[i], "x"));
+    }
+    text +=
+        fmt::format("  {}: sizes {}  {}  {} kernels, {} steps, arena {}, weight set {}\n", v,
+                    fmt::join(variant.sizes, ","), shapes, variant.program.kernels.size(),
+                    variant.program.steps.size(), format_bytes(variant.program.arena_bytes), set);
+    if (variant.program.arena_bytes >= program.variants[largest].program.arena_bytes) largest = v;
+  }
+  text += fmt::format("weights: {} set{} stored once each\n", weight_sets.size(),
+                      weight_sets.size() == 1 ? "" : "s");
+  return text + fmt::format("\nvariant {} (the largest arena)\n", largest) +
+         inspect_report(program.variants[largest].program);
 }
 
 }  // namespace kiln::tools

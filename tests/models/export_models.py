@@ -2,7 +2,7 @@
 """Exports the real-model test networks to ONNX (opset 17), with seeded random weights and inputs.
 
 Run with an interpreter that has PyTorch and torchvision (Debian's /usr/bin/python3):
-    /usr/bin/python3 tests/models/export_models.py WORK_DIR [MODEL...] [--batch N]
+    /usr/bin/python3 tests/models/export_models.py WORK_DIR [MODEL...] [--batch N] [--dynamic]
 
 For each MODEL (resnet50, mobilenetv2, bert, vit, llama; default: all) it writes
     WORK_DIR/<model>.onnx
@@ -12,7 +12,9 @@ into the convolutions) and their statistics are made non-trivial: gamma and beta
 then the running mean and variance are measured on a few random batches, so activations stay in
 a realistic range through the deep networks. The BERT-style encoder is written here in torch.nn;
 the ViT is torchvision's VisionTransformer, scaled down. The Llama-style decoder is
-transformers' LlamaModel at a small configuration; it needs the transformers package (imported only
+transformers' LlamaModel at a small configuration;
+--dynamic exports the inputs' and outputs' dim 0 as a symbolic "batch" (and, for bert, dim 1 of
+its inputs as "sequence"), for kiln's dynamic-shape tests; the file is then <model>_dynamic.onnx. it needs the transformers package (imported only
 for it) and torch's dynamo exporter (opset 18), since the TorchScript exporter has no aten::diff.
 """
 import argparse
@@ -219,11 +221,22 @@ DYNAMO_MODELS = {"llama"}
 DYNAMO_OPSET = 18
 
 
-def export(name, work_dir, batch):
+def dynamic_axes(name, inputs, output_names):
+    """Dim 0 of every input and output is "batch"; bert's inputs' dim 1 is "sequence"."""
+    axes = {input_name: {0: "batch"} for input_name in inputs}
+    if name == "bert":
+        axes = {input_name: {0: "batch", 1: "sequence"} for input_name in inputs}
+    axes.update({output_name: {0: "batch"} for output_name in output_names})
+    return axes
+
+
+def export(name, work_dir, batch, dynamic=False):
     torch.manual_seed(SEED)
     model, inputs, output_names = MODELS[name](batch)
     model.eval()
-    path = os.path.join(work_dir, f"{name}.onnx")
+    path = os.path.join(work_dir, f"{name}_dynamic.onnx" if dynamic else f"{name}.onnx")
+    if dynamic and name in DYNAMO_MODELS:
+        raise SystemExit(f"--dynamic: {name} is exported by the dynamo exporter, not supported")
     # torch 2 defaults to its newer exporter from 2.9 on; the TorchScript one (dynamo=False) makes
     # the same graphs as torch 1.13's, so the tests see one export whichever torch runs them.
     dynamo = name in DYNAMO_MODELS
@@ -237,7 +250,9 @@ def export(name, work_dir, batch):
         input_names=list(inputs), output_names=output_names,
         # PRESERVE (with the model in eval mode) keeps BatchNormalization nodes for kiln to fold.
         training=torch.onnx.TrainingMode.PRESERVE,
-        do_constant_folding=False, **version_options)
+        do_constant_folding=False,
+        **({"dynamic_axes": dynamic_axes(name, inputs, output_names)} if dynamic else {}),
+        **version_options)
     input_dir = os.path.join(work_dir, name, "inputs")
     os.makedirs(input_dir, exist_ok=True)
     for input_name, tensor in inputs.items():
@@ -252,6 +267,8 @@ def main():
                         help=f"one of {', '.join(MODELS)} (default: all)")
     parser.add_argument("--batch", type=int, default=1,
                         help="the batch size of the inputs (the weights do not depend on it)")
+    parser.add_argument("--dynamic", action="store_true",
+                        help="symbolic batch (and bert's sequence) dims: <model>_dynamic.onnx")
     args = parser.parse_args()
     unknown = [name for name in args.models if name not in MODELS]
     if unknown:
@@ -260,7 +277,7 @@ def main():
     os.makedirs(args.work_dir, exist_ok=True)
     for name in args.models or list(MODELS):
         start = time.time()
-        path = export(name, args.work_dir, args.batch)
+        path = export(name, args.work_dir, args.batch, args.dynamic)
         print(f"export {name}: {path} ({os.path.getsize(path) / 1e6:.1f} MB, "
               f"{time.time() - start:.1f} s)", flush=True)
 

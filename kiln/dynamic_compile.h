@@ -1,0 +1,57 @@
+// Compiling a model for ranges of input shapes (kiln compile --input-shape x=1..16x3x224x224):
+// a DynamicProgram (runtime/dynamic_program.h) of variants, each compiled by compile()
+// (compiler.h) for concrete shapes.
+//
+//   1. The model is loaded at the largest shapes and canonicalized; the padding analysis
+//      (passes/padding_analysis.h) groups the varying dims into classes (dims the model combines,
+//      and dims sharing an ONNX dim_param, must take one size) and says which may be padded.
+//   2. A class that may be padded is loaded once more one size smaller and compared: the same
+//      nodes, attributes that differ only in shape-like lists, and every constant of the smaller
+//      graph equal to the leading corner of the larger one's. A constant computed from the size
+//      (a mean over the batch written as a division by the folded batch size) differs, and the
+//      class is not padded.
+//   3. Sizes: a padded class takes the powers of two in its range, its maximum and the
+//      --opt-shape size; one that is not takes every size in its range (at most
+//      kMaxExactSizes, else an InputError saying why it could not be padded).
+//   4. One variant per combination of the classes' sizes (at most kMaxVariants), each analyzed
+//      again (where its outputs' rows lie) and compiled.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "kiln/compiler.h"
+#include "runtime/dynamic_program.h"
+
+namespace kiln {
+
+struct DimRange {
+  int64_t min = 1;
+  int64_t max = 1;
+};
+// Per input name, a range per dim (min == max for a fixed one).
+using InputRanges = std::map<std::string, std::vector<DimRange>>;
+
+inline constexpr int64_t kMaxExactSizes = 16;
+inline constexpr size_t kMaxVariants = 32;
+
+// Whether any dim of `ranges` varies.
+bool has_varying_dims(const InputRanges& ranges);
+
+struct CompiledDynamicModel {
+  DynamicProgram program;
+  std::vector<CompiledModel> variants;  // what compile() reported per variant (programs moved out)
+};
+
+// `opt_shapes` (--opt-shape) adds each named input's sizes to its classes' sizes. `on_variant`
+// is called before each variant's compilation with its index, the count and its shapes
+// ("x=4x3x224x224").
+CompiledDynamicModel compile_dynamic(
+    const std::string& model_path, const CompileOptions& options, const InputRanges& ranges,
+    const std::map<std::string, Shape>& opt_shapes = {},
+    const std::function<void(size_t, size_t, const std::string&)>& on_variant = {});
+
+}  // namespace kiln

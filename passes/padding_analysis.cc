@@ -1,0 +1,477 @@
+// Padding analysis (see the header): each value's row axes, op by op in graph order, with one
+// rule per kind of op; anything else that reads rows refuses their class.
+#include "passes/padding_analysis.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <numeric>
+#include <set>
+
+#include "ir/op_registry.h"
+#include "ir/ops/op_helpers.h"
+
+namespace kiln::passes {
+namespace {
+
+using Rows = std::vector<RowAxis>;
+
+const Shape& shape_of(const Value* value) { return value->type().shape; }
+
+int64_t product(const Shape& shape, size_t begin, size_t end) {
+  int64_t result = 1;
+  for (size_t i = begin; i < end; ++i) result *= shape[i];
+  return result;
+}
+
+class Analyzer {
+ public:
+  Analyzer(const Graph& graph, const std::vector<VaryingDim>& dims) : graph_(graph) {
+    for (size_t i = 0; i < dims.size(); ++i) {
+      parent_.push_back(static_cast<int>(i));
+      refusal_.emplace_back();
+      rows_[graph.inputs().at(dims[i].input)].push_back({dims[i].axis, 1, static_cast<int>(i)});
+    }
+  }
+
+  PaddingAnalysis run() {
+    for (const Node* node : graph_.nodes()) visit(*node);
+    PaddingAnalysis analysis;
+    std::map<int, int> dense;  // root class -> 0, 1, ...
+    const auto class_of = [&](int c) {
+      const int root = find(c);
+      const auto [it, inserted] = dense.try_emplace(root, static_cast<int>(dense.size()));
+      if (inserted) analysis.refusal.push_back(refusal_[root]);
+      return it->second;
+    };
+    for (size_t i = 0; i < parent_.size(); ++i) analysis.dim_class.push_back(class_of(int(i)));
+    for (const Value* output : graph_.outputs()) {
+      Rows rows = rows_of(output);
+      std::set<int> seen;
+      for (RowAxis& row : rows) {
+        row.dim_class = class_of(row.dim_class);
+        if (!seen.insert(row.dim_class).second) {
+          std::string& refusal = analysis.refusal[row.dim_class];
+          if (refusal.empty()) {
+            refusal = fmt::format("output '{}' has padded rows along two axes", output->name());
+          }
+        }
+      }
+      analysis.output_rows.push_back(std::move(rows));
+    }
+    return analysis;
+  }
+
+ private:
+  int find(int c) { return parent_[c] == c ? c : parent_[c] = find(parent_[c]); }
+
+  void unite(int a, int b) {
+    a = find(a), b = find(b);
+    if (a == b) return;
+    if (refusal_[a].empty()) refusal_[a] = refusal_[b];
+    parent_[b] = a;
+  }
+
+  void refuse(int c, const Node& node, const std::string& why) {
+    std::string& refusal = refusal_[find(c)];
+    if (refusal.empty()) refusal = "node " + node.describe() + " " + why;
+  }
+
+  void refuse_all(const Rows& rows, const Node& node, const std::string& why) {
+    for (const RowAxis& row : rows) refuse(row.dim_class, node, why);
+  }
+
+  const Rows& rows_of(const Value* value) const {
+    static const Rows kNone;
+    const auto it = rows_.find(value);
+    return it == rows_.end() ? kNone : it->second;
+  }
+
+  // Adds `row` to `result`'s rows; rows of two classes on one axis make them one class.
+  void add_row(const Node& node, const Value* result, RowAxis row) {
+    Rows& rows = rows_[result];
+    for (RowAxis& existing : rows) {
+      if (existing.axis != row.axis) continue;
+      unite(existing.dim_class, row.dim_class);
+      if (existing.inner != row.inner) {
+        refuse(row.dim_class, node,
+               fmt::format("meets rows of {} and {} elements along axis {}", existing.inner,
+                           row.inner, row.axis));
+      }
+      return;
+    }
+    rows.push_back(row);
+  }
+
+  bool operand_has_rows(const Node& node) const {
+    for (const Value* operand : node.operands()) {
+      if (!rows_of(operand).empty()) return true;
+    }
+    return false;
+  }
+
+  void visit(const Node& node) {
+    if (!operand_has_rows(node)) return;
+    const std::string& op = node.op();
+    const OpCategory category = node.info().category;
+    if (category == OpCategory::kElementwise || category == OpCategory::kBroadcast ||
+        op == "expand") {
+      broadcast(node, 0, node.operands().size());
+    } else if (category == OpCategory::kReduction) {
+      reduction(node);
+    } else if (op == "conv" || op == "conv_transpose" || op == "depth_to_space" ||
+               op == "space_to_depth") {
+      batch_only(node);
+    } else if (op == "matmul") {
+      matmul(node);
+    } else if (op == "gemm") {
+      gemm(node);
+    } else if (op == "transpose") {
+      transpose(node);
+    } else if (op == "reshape") {
+      reshape(node);
+    } else if (op == "slice") {
+      slice(node);
+    } else if (op == "concat" || op == "cum_sum" || op == "top_k" || op == "gather_elements") {
+      along_axis(node);
+    } else if (op == "gather") {
+      gather(node);
+    } else if (op == "pad" || op == "tile" || op == "resize" || op == "trilu") {
+      same_size_axes(node);
+    } else {
+      refuse_all(rows_of_operands(node), node, "is not known to keep rows apart");
+    }
+  }
+
+  Rows rows_of_operands(const Node& node) const {
+    Rows all;
+    for (const Value* operand : node.operands()) {
+      const Rows& rows = rows_of(operand);
+      all.insert(all.end(), rows.begin(), rows.end());
+    }
+    return all;
+  }
+
+  // Operands [first, last) broadcast to result 0 (numpy rules, aligned at the last axis): each
+  // row axis carries over; an operand without rows on a result row axis must have size 1 there.
+  void broadcast(const Node& node, size_t first, size_t last) {
+    broadcast_to(node, node.result(0), first, last);
+  }
+
+  void broadcast_to(const Node& node, const Value* result, size_t first, size_t last) {
+    const int64_t rank = result->type().rank();
+    for (size_t i = first; i < last; ++i) {
+      const int64_t offset = rank - node.operand(i)->type().rank();
+      for (RowAxis row : rows_of(node.operand(i))) {
+        row.axis += static_cast<int>(offset);
+        add_row(node, result, row);
+      }
+    }
+    check_aligned(node, result, first, last);
+  }
+
+  // Every operand in [first, last) covering a row axis of `result` has rows there or size 1.
+  void check_aligned(const Node& node, const Value* result, size_t first, size_t last) {
+    const int64_t rank = result->type().rank();
+    for (const RowAxis& row : rows_of(result)) {
+      for (size_t i = first; i < last; ++i) {
+        const Value* operand = node.operand(i);
+        const int64_t axis = row.axis - (rank - operand->type().rank());
+        if (axis < 0 || shape_of(operand)[axis] == 1) continue;
+        const Rows& rows = rows_of(operand);
+        const bool padded =
+            std::any_of(rows.begin(), rows.end(), [&](const RowAxis& r) { return r.axis == axis; });
+        if (!padded) {
+          refuse(row.dim_class, node,
+                 fmt::format("reads operand {} ({}), whose axis {} has the padded size but "
+                             "is not an input's padded rows",
+                             i, node.operand(i)->name(), axis));
+        }
+      }
+    }
+  }
+
+  // Rows of operand 0 may lie only on axis 0 (a batch of images); other operands have none.
+  void batch_only(const Node& node) {
+    for (size_t i = 1; i < node.operands().size(); ++i) {
+      refuse_all(rows_of(node.operand(i)), node, fmt::format("has rows in operand {}", i));
+    }
+    for (const RowAxis& row : rows_of(node.operand(0))) {
+      if (row.axis != 0) {
+        refuse(row.dim_class, node, fmt::format("mixes along axis {}", row.axis));
+        continue;
+      }
+      for (const Value* result : node.results()) add_row(node, result, row);
+    }
+  }
+
+  // The axes of operand 0 whose elements a reduction combines (ReducedAxes in op_registry.h).
+  std::set<int64_t> combined_axes(const Node& node) const {
+    const int64_t rank = node.operand(0)->type().rank();
+    std::set<int64_t> axes;
+    const auto from = [&](int64_t first) {
+      for (int64_t a = first; a < rank; ++a) axes.insert(a);
+    };
+    switch (node.info().reduced_axes) {
+      case ReducedAxes::kAxesOrAll:
+      case ReducedAxes::kAxes: {
+        const std::vector<int64_t>& listed = node.ints_attr("axes");
+        for (const int64_t axis : listed) axes.insert(normalize_axis(axis, rank));
+        const bool noop =
+            node.has_attr("noop_with_empty_axes") && node.int_attr("noop_with_empty_axes") != 0;
+        if (listed.empty() && node.info().reduced_axes == ReducedAxes::kAxesOrAll && !noop) {
+          from(0);
+        }
+        break;
+      }
+      case ReducedAxes::kAxis:
+        axes.insert(normalize_axis(node.int_attr("axis"), rank));
+        break;
+      case ReducedAxes::kFromAxis:
+        from(normalize_axis(node.int_attr("axis"), rank));
+        break;
+      case ReducedAxes::kSpatial:
+        from(2);
+        break;
+      case ReducedAxes::kWithinGroups:
+      case ReducedAxes::kNone:  // windows over spatial axes, lrn over channels
+        from(1);
+        break;
+    }
+    return axes;
+  }
+
+  void reduction(const Node& node) {
+    for (size_t i = 1; i < node.operands().size(); ++i) {
+      refuse_all(rows_of(node.operand(i)), node, fmt::format("has rows in operand {}", i));
+    }
+    const std::set<int64_t> combined = combined_axes(node);
+    const Shape& in = shape_of(node.operand(0));
+    for (const RowAxis& row : rows_of(node.operand(0))) {
+      if (combined.count(row.axis)) {
+        refuse(row.dim_class, node, fmt::format("combines elements along axis {}", row.axis));
+        continue;
+      }
+      for (const Value* result : node.results()) {
+        const Shape& out = shape_of(result);
+        int64_t axis = row.axis;
+        if (out.size() != in.size()) {  // keepdims = 0: the combined axes are gone
+          axis -= std::count_if(combined.begin(), combined.end(),
+                                [&](int64_t a) { return a < row.axis; });
+        }
+        if (axis >= static_cast<int64_t>(out.size()) || out[axis] != in[row.axis]) {
+          refuse(row.dim_class, node, "changes the size of the padded axis");
+          continue;
+        }
+        add_row(node, result, {static_cast<int>(axis), row.inner, row.dim_class});
+      }
+    }
+  }
+
+  // A [..., M, K] × B [..., K, N]: rows along M or N or the batch axes carry over; along K they
+  // would be summed.
+  void matmul(const Node& node) {
+    const Value* a = node.operand(0);
+    const Value* b = node.operand(1);
+    const Value* result = node.result(0);
+    const int rank = static_cast<int>(result->type().rank());
+    const int rank_a = static_cast<int>(a->type().rank());
+    const int rank_b = static_cast<int>(b->type().rank());
+    if (rank_a == 1 || rank_b == 1) {
+      refuse_all(rows_of_operands(node), node, "is a matrix-vector product (not analyzed)");
+      return;
+    }
+    for (const RowAxis& row : rows_of(a)) {
+      if (row.axis == rank_a - 1) {
+        refuse(row.dim_class, node, "sums along the padded axis (K of operand A)");
+      } else if (row.axis == rank_a - 2) {
+        add_row(node, result, {rank - 2, row.inner, row.dim_class});
+      } else {
+        add_row(node, result, {row.axis + rank - rank_a, row.inner, row.dim_class});
+      }
+    }
+    for (const RowAxis& row : rows_of(b)) {
+      if (row.axis == rank_b - 2) {
+        refuse(row.dim_class, node, "sums along the padded axis (K of operand B)");
+      } else if (row.axis == rank_b - 1) {
+        add_row(node, result, {rank - 1, row.inner, row.dim_class});
+      } else {
+        add_row(node, result, {row.axis + rank - rank_b, row.inner, row.dim_class});
+      }
+    }
+    // The batch axes broadcast as elementwise operands do.
+    for (const RowAxis& row : rows_of(result)) {
+      if (row.axis >= rank - 2) continue;
+      for (const Value* operand : {a, b}) {
+        const int axis = row.axis - (rank - static_cast<int>(operand->type().rank()));
+        const Rows& rows = rows_of(operand);
+        if (axis < 0 || shape_of(operand)[axis] == 1 ||
+            std::any_of(rows.begin(), rows.end(),
+                        [&](const RowAxis& r) { return r.axis == axis; })) {
+          continue;
+        }
+        refuse(row.dim_class, node, "reads an operand with the padded size but no rows");
+      }
+    }
+  }
+
+  void gemm(const Node& node) {
+    const Value* result = node.result(0);
+    const bool trans_a = node.int_attr("transA") != 0;
+    const bool trans_b = node.int_attr("transB") != 0;
+    for (const RowAxis& row : rows_of(node.operand(0))) {
+      if (row.axis == (trans_a ? 1 : 0)) {
+        add_row(node, result, {0, row.inner, row.dim_class});
+      } else {
+        refuse(row.dim_class, node, "sums along the padded axis (K of operand A)");
+      }
+    }
+    for (const RowAxis& row : rows_of(node.operand(1))) {
+      if (row.axis == (trans_b ? 0 : 1)) {
+        add_row(node, result, {1, row.inner, row.dim_class});
+      } else {
+        refuse(row.dim_class, node, "sums along the padded axis (K of operand B)");
+      }
+    }
+    if (node.operands().size() > 2) broadcast(node, 2, 3);
+  }
+
+  void transpose(const Node& node) {
+    const std::vector<int64_t>& perm = node.ints_attr("perm");
+    for (RowAxis row : rows_of(node.operand(0))) {
+      row.axis = static_cast<int>(std::find(perm.begin(), perm.end(), row.axis) - perm.begin());
+      add_row(node, node.result(0), row);
+    }
+  }
+
+  // The row digit of the flat index survives when some output axis starts where the row axis
+  // starts (the same product of dims before it) and holds whole rows.
+  void reshape(const Node& node) {
+    const Shape& in = shape_of(node.operand(0));
+    const Shape& out = shape_of(node.result(0));
+    for (const RowAxis& row : rows_of(node.operand(0))) {
+      const int64_t rows = in[row.axis] / row.inner;
+      const int64_t outer = product(in, 0, row.axis);
+      size_t b = 0;
+      int64_t prefix = 1;
+      while (prefix < outer && b < out.size()) prefix *= out[b++];
+      while (b < out.size() && out[b] == 1) ++b;
+      if (prefix != outer || b == out.size() || out[b] % rows != 0) {
+        refuse(row.dim_class, node, "merges the padded rows with another axis");
+        continue;
+      }
+      add_row(node, node.result(0), {static_cast<int>(b), out[b] / rows, row.dim_class});
+    }
+  }
+
+  void slice(const Node& node) {
+    const Shape& in = shape_of(node.operand(0));
+    const std::vector<int64_t>& axes = node.ints_attr("axes");
+    for (const RowAxis& row : rows_of(node.operand(0))) {
+      bool whole = true;
+      for (size_t i = 0; i < axes.size(); ++i) {
+        if (normalize_axis(axes[i], static_cast<int64_t>(in.size())) != row.axis) continue;
+        const int64_t start = node.ints_attr("starts")[i];
+        const int64_t end = node.ints_attr("ends")[i];
+        whole = node.ints_attr("steps")[i] == 1 && (start == 0 || start <= -in[row.axis]) &&
+                end >= in[row.axis];
+      }
+      if (!whole) {
+        refuse(row.dim_class, node, fmt::format("slices the padded axis {}", row.axis));
+        continue;
+      }
+      add_row(node, node.result(0), row);
+    }
+  }
+
+  // Ops working along their `axis` attribute (concat, cumulative sum, top-k, gather_elements):
+  // rows there are refused; elsewhere the operands line up elementwise.
+  void along_axis(const Node& node) {
+    const int64_t rank = node.operand(0)->type().rank();
+    const int64_t axis = normalize_axis(node.int_attr("axis"), rank);
+    for (const Value* operand : node.operands()) {
+      if (operand->type().rank() != rank) continue;  // top_k's k
+      for (const RowAxis& row : rows_of(operand)) {
+        if (row.axis == axis) {
+          refuse(row.dim_class, node, fmt::format("works along the padded axis {}", axis));
+          continue;
+        }
+        for (const Value* result : node.results()) add_row(node, result, row);
+      }
+    }
+    for (const Value* result : node.results()) {
+      for (const RowAxis& row : rows_of(result)) {
+        for (size_t i = 0; i < node.operands().size(); ++i) {
+          const Value* operand = node.operand(i);
+          const Rows& rows = rows_of(operand);
+          if (operand->type().rank() != rank ||
+              std::any_of(rows.begin(), rows.end(),
+                          [&](const RowAxis& r) { return r.axis == row.axis; })) {
+            continue;
+          }
+          refuse(row.dim_class, node,
+                 fmt::format("reads operand {} ({}) without rows along axis {}", i, operand->name(),
+                             row.axis));
+        }
+      }
+    }
+  }
+
+  // gather(data, indices, axis): out = data[:axis] + indices + data[axis+1:].
+  void gather(const Node& node) {
+    const int64_t rank = node.operand(0)->type().rank();
+    const int64_t axis = normalize_axis(node.int_attr("axis"), rank);
+    const int index_rank = static_cast<int>(node.operand(1)->type().rank());
+    for (RowAxis row : rows_of(node.operand(0))) {
+      if (row.axis == axis) {
+        refuse(row.dim_class, node, "gathers along the padded axis");
+        continue;
+      }
+      if (row.axis > axis) row.axis += index_rank - 1;
+      add_row(node, node.result(0), row);
+    }
+    for (RowAxis row : rows_of(node.operand(1))) {
+      row.axis += static_cast<int>(axis);
+      add_row(node, node.result(0), row);
+    }
+  }
+
+  // Ops keeping each axis's size may keep rows on an axis they leave alone (pad, tile, resize,
+  // trilu: only where the result's size equals the operand's and, for trilu, off its last two).
+  void same_size_axes(const Node& node) {
+    const Shape& in = shape_of(node.operand(0));
+    const Shape& out = shape_of(node.result(0));
+    for (size_t i = 1; i < node.operands().size(); ++i) {
+      refuse_all(rows_of(node.operand(i)), node, fmt::format("has rows in operand {}", i));
+    }
+    for (const RowAxis& row : rows_of(node.operand(0))) {
+      bool kept = in.size() == out.size() && in[row.axis] == out[row.axis];
+      if (node.op() == "trilu" && row.axis + 2 >= static_cast<int>(in.size())) kept = false;
+      if (node.op() == "pad") {
+        const std::vector<int64_t>& pads = node.ints_attr("pads");
+        kept = kept && pads[row.axis] == 0 && pads[row.axis + in.size()] == 0;
+      }
+      if (!kept) {
+        refuse(row.dim_class, node,
+               fmt::format("moves elements along the padded axis {}", row.axis));
+        continue;
+      }
+      add_row(node, node.result(0), row);
+    }
+  }
+
+  const Graph& graph_;
+  std::map<const Value*, Rows> rows_;
+  std::vector<int> parent_;
+  std::vector<std::string> refusal_;
+};
+
+}  // namespace
+
+PaddingAnalysis analyze_padding(const Graph& graph, const std::vector<VaryingDim>& dims) {
+  return Analyzer(graph, dims).run();
+}
+
+}  // namespace kiln::passes

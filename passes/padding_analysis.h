@@ -1,0 +1,54 @@
+// Padding analysis: may a varying input dimension be padded? A program compiled for batch 16 can
+// serve batch 5 by padding the inputs to 16 rows and keeping the first 5 rows of each output —
+// but only if no output element of a real row reads a padded row. This analysis proves that (or
+// says which node prevents it) by following each varying dimension ("a row axis") through the
+// graph: every op must keep the rows of its operands apart (elementwise ops, convolutions and
+// pools along the batch, matrix products along M or N, reductions along other axes, reshapes that
+// keep the row axis the outermost factor of an axis), and each output's row axis is found, with
+// how many consecutive indices each row covers there ([B, S] reshaped to [B·S] covers S).
+//
+// Varying dimensions that meet on one axis (x's batch added to mask's batch) are one class: they
+// must take the same size. A class whose rows some op mixes (softmax or a sum over the axis, a
+// matrix product contracting it, a constant with a full-size axis there) cannot be padded; the
+// reason names the node.
+//
+// What it cannot see: a constant the importer computed from an input's shape (1/batch folded
+// into a scalar) — kiln/shape_ranges.cc compares the graph at two sizes for that.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace kiln::passes {
+
+// A dimension of a graph input whose size varies.
+struct VaryingDim {
+  int input = 0;  // position in graph.inputs()
+  int axis = 0;
+};
+
+// Where a class's rows lie in a value: along `axis`, index = row · inner + r (r < inner).
+struct RowAxis {
+  int axis = 0;
+  int64_t inner = 1;
+  int dim_class = 0;
+  bool operator==(const RowAxis&) const = default;
+};
+
+struct PaddingAnalysis {
+  std::vector<int> dim_class;  // per VaryingDim given, its class: 0, 1, ...
+  // Per class: empty when padding its dims keeps real rows exact, else why not ("node /Softmax
+  // (softmax) reduces along the padded axis 3").
+  std::vector<std::string> refusal;
+  // Per graph output: its row axes (at most one per class; a class on two axes of one output
+  // is refused).
+  std::vector<std::vector<RowAxis>> output_rows;
+};
+
+// `graph` with concrete shapes, before fusion (op-level), each varying dim of size >= 2.
+PaddingAnalysis analyze_padding(const Graph& graph, const std::vector<VaryingDim>& dims);
+
+}  // namespace kiln::passes

@@ -1,0 +1,45 @@
+// A session for a dynamic program (dynamic_program.h): runs inputs of any shape in the compiled
+// ranges on the GPU. Each run takes the variant choose_variant picks; a padded class's inputs are
+// padded with zeros to the variant's size on the host and its outputs cut back to the real rows.
+// A variant's Session (session.h) is loaded on its first use and kept: its weights are uploaded
+// then, so a process that runs k variants holds k copies of the weights and k arenas.
+//
+//   kiln::DynamicSession session = kiln::DynamicSession::load("model.kiln");
+//   std::vector<kiln::Tensor> outputs = session.run({input});  // any batch in the range
+//
+// Errors: as Session's; an input shape outside the ranges, or dims of one class disagreeing,
+// is an InputError naming the input and dim.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "runtime/dynamic_program.h"
+#include "runtime/session.h"
+
+namespace kiln {
+
+class DynamicSession {
+ public:
+  static DynamicSession load(const std::string& path, const SessionOptions& options = {});
+  static DynamicSession load(DynamicProgram program, const SessionOptions& options = {});
+
+  const DynamicProgram& program() const { return *program_; }
+  // Host tensors, one per input in order, of the inputs' dtypes and of shapes in range; returns
+  // the outputs at the run's shapes.
+  std::vector<Tensor> run(const std::vector<Tensor>& inputs);
+  // The session of variant `index`, loaded on first use (for timing one variant).
+  Session& variant_session(size_t index);
+
+ private:
+  DynamicSession(std::unique_ptr<DynamicProgram> program, const SessionOptions& options);
+  std::unique_ptr<DynamicProgram> program_;
+  SessionOptions options_;
+  std::unique_ptr<std::mutex> mutex_;
+  std::map<size_t, Session> sessions_;
+};
+
+}  // namespace kiln

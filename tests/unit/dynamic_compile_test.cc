@@ -1,0 +1,145 @@
+// Compiling for ranges of input shapes (kiln/dynamic_compile.h) and the dynamic program it makes
+// (runtime/dynamic_program.h): padded batch sizes for a row-wise model; every size for a model
+// that averages over the batch, or divides by the batch size folded into a constant; the file's
+// round trip; choosing a variant; padding and cutting. NVRTC runs here; no GPU is needed.
+#include "kiln/dynamic_compile.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "frontend_model_builder.h"
+#include "ir/error.h"
+#include "runtime/dynamic_program.h"
+#include "test_temp_dir.h"
+
+namespace kiln {
+namespace {
+
+using onnx_import::frontend_test::ModelBuilder;
+using ::testing::HasSubstr;
+
+std::string write_model(const ModelBuilder& builder, const std::string& name) {
+  const std::string path =
+      (onnx_import::frontend_test::fresh_temp_dir("dynamic") / (name + ".onnx")).string();
+  std::ofstream(path, std::ios::binary) << builder.bytes();
+  return path;
+}
+
+// y = relu(x · W): each row on its own.
+std::string row_wise_model() {
+  ModelBuilder builder;
+  builder.input("x", onnx::TensorProto::FLOAT, {std::string("batch"), int64_t{4}});
+  builder.float_initializer("w", {4, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12});
+  builder.node("MatMul", {"x", "w"}, {"h"});
+  builder.node("Relu", {"h"}, {"y"});
+  builder.output("y");
+  return write_model(builder, "row_wise");
+}
+
+// y = x - mean(x over the batch).
+std::string batch_mean_model() {
+  ModelBuilder builder;
+  builder.input("x", onnx::TensorProto::FLOAT, {std::string("batch"), int64_t{4}});
+  onnx_import::frontend_test::add_ints_attr(builder.node("ReduceMean", {"x"}, {"m"}), "axes", {0});
+  builder.node("Sub", {"x", "m"}, {"y"});
+  builder.output("y");
+  return write_model(builder, "batch_mean");
+}
+
+// y = x / batch, the batch read from Shape(x): folded into a constant at import.
+std::string divide_by_batch_model() {
+  ModelBuilder builder;
+  builder.input("x", onnx::TensorProto::FLOAT, {std::string("batch"), int64_t{4}});
+  builder.int64_initializer("zero", {}, {0});
+  builder.node("Shape", {"x"}, {"s"});
+  builder.node("Gather", {"s", "zero"}, {"b"});
+  onnx_import::frontend_test::add_int_attr(builder.node("Cast", {"b"}, {"bf"}), "to",
+                                           onnx::TensorProto::FLOAT);
+  builder.node("Div", {"x", "bf"}, {"y"});
+  builder.output("y");
+  return write_model(builder, "divide_by_batch");
+}
+
+CompileOptions sm90() {
+  CompileOptions options;
+  options.cache_dir = testing_support::test_temp_dir() / "dynamic_cache";
+  options.archs = {"sm_90"};
+  return options;
+}
+
+std::vector<int64_t> batch_sizes(const DynamicProgram& program) {
+  std::vector<int64_t> sizes;
+  for (const ProgramVariant& variant : program.variants) sizes.push_back(variant.sizes.at(0));
+  return sizes;
+}
+
+TEST(DynamicCompile, PadsARowWiseModelsBatch) {
+  const CompiledDynamicModel compiled =
+      compile_dynamic(row_wise_model(), sm90(), {{"x", {{1, 5}, {4, 4}}}});
+  const DynamicProgram& program = compiled.program;
+  ASSERT_EQ(program.classes.size(), 1u);
+  EXPECT_TRUE(program.classes[0].padded) << program.classes[0].note;
+  EXPECT_EQ(batch_sizes(program), (std::vector<int64_t>{1, 2, 4, 5}));
+  EXPECT_EQ(program.variants[2].output_rows[0], (std::vector<OutputRows>{{0, 1, 0}}));
+  EXPECT_EQ(program.variants[2].program.buffers[program.variants[2].program.inputs[0]].type.shape,
+            (Shape{4, 4}));
+
+  // The file holds the weights once and reads back to the same variants.
+  const std::vector<uint8_t> bytes = dynamic_program_to_bytes(program);
+  const DynamicProgram read = dynamic_program_from_bytes(bytes, "test.kiln");
+  EXPECT_EQ(batch_sizes(read), batch_sizes(program));
+  EXPECT_EQ(read.variants[3].program.weights, program.variants[3].program.weights);
+  EXPECT_TRUE(read.variants[1].padded[0]);
+  EXPECT_FALSE(read.variants[0].padded[0]);  // nothing is smaller than the range's start
+
+  EXPECT_EQ(choose_variant(read, {{3, 4}}), 2u);  // 3 rows run padded to 4
+  EXPECT_EQ(choose_variant(read, {{5, 4}}), 3u);
+  EXPECT_THAT(
+      [&] {
+        choose_variant(read, {{6, 4}});
+      },
+      ::testing::ThrowsMessage<InputError>(HasSubstr("outside the compiled range 1..5")));
+  EXPECT_THAT(
+      [&] {
+        choose_variant(read, {{3, 5}});
+      },
+      ::testing::ThrowsMessage<InputError>(HasSubstr("the program takes 4 there")));
+}
+
+TEST(DynamicCompile, CompilesEverySizeOfABatchTheModelAverages) {
+  const CompiledDynamicModel compiled =
+      compile_dynamic(batch_mean_model(), sm90(), {{"x", {{1, 3}, {4, 4}}}});
+  ASSERT_EQ(compiled.program.classes.size(), 1u);
+  EXPECT_FALSE(compiled.program.classes[0].padded);
+  EXPECT_THAT(compiled.program.classes[0].note, HasSubstr("combines elements along axis 0"));
+  EXPECT_EQ(batch_sizes(compiled.program), (std::vector<int64_t>{1, 2, 3}));
+  EXPECT_THAT(
+      [&] {
+        compile_dynamic(batch_mean_model(), sm90(), {{"x", {{1, 40}, {4, 4}}}});
+      },
+      ::testing::ThrowsMessage<InputError>(HasSubstr("more than 16")));
+}
+
+TEST(DynamicCompile, DoesNotPadABatchSizeFoldedIntoAConstant) {
+  const CompiledDynamicModel compiled =
+      compile_dynamic(divide_by_batch_model(), sm90(), {{"x", {{1, 4}, {4, 4}}}});
+  EXPECT_FALSE(compiled.program.classes.at(0).padded);
+  EXPECT_THAT(compiled.program.classes[0].note, HasSubstr("computed from the size"));
+  EXPECT_EQ(batch_sizes(compiled.program), (std::vector<int64_t>{1, 2, 3, 4}));
+}
+
+TEST(DynamicProgram, PadsAndCutsTheLeadingCorner) {
+  Tensor small(DType::kF32, {2, 3});
+  for (int i = 0; i < 6; ++i) small.data<float>()[i] = static_cast<float>(i + 1);
+  const Tensor padded = pad_to(small, {4, 5});
+  const std::vector<float> want = {1, 2, 3, 0, 0, 4, 5, 6, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  EXPECT_EQ(std::vector<float>(padded.data<float>(), padded.data<float>() + 20), want);
+  const Tensor cut = cut_to(padded, {2, 3});
+  EXPECT_EQ(std::vector<float>(cut.data<float>(), cut.data<float>() + 6),
+            (std::vector<float>{1, 2, 3, 4, 5, 6}));
+}
+
+}  // namespace
+}  // namespace kiln
