@@ -4,13 +4,23 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "ir/error.h"
 
 namespace kiln {
 
 DynamicSession::DynamicSession(std::unique_ptr<DynamicProgram> program,
                                const SessionOptions& options)
-    : program_(std::move(program)), options_(options), mutex_(std::make_unique<std::mutex>()) {}
+    : program_(std::move(program)), options_(options), mutex_(std::make_unique<std::mutex>()) {
+  const std::vector<ProgramVariant>& variants = program_->variants;
+  for (size_t v = 0; v < variants.size(); ++v) {
+    size_t first = 0;
+    while (variants[first].program.weights != variants[v].program.weights) ++first;
+    weight_set_.push_back(first);
+    arena_bytes_ = std::max(arena_bytes_, variants[v].program.arena_bytes);
+  }
+}
 
 DynamicSession DynamicSession::load(const std::string& path, const SessionOptions& options) {
   return load(read_dynamic_program(path), options);
@@ -28,8 +38,14 @@ Session& DynamicSession::variant_session(size_t index) {
   }
   auto found = sessions_.find(index);
   if (found == sessions_.end()) {
-    found =
-        sessions_.emplace(index, Session::load(program_->variants[index].program, options_)).first;
+    const Session* weights_from = nullptr;
+    for (const auto& [loaded, session] : sessions_) {
+      if (weight_set_[loaded] == weight_set_[index]) weights_from = &session;
+    }
+    found = sessions_
+                .emplace(index, Session::load_variant(program_->variants[index].program, options_,
+                                                      weights_from, arena_, arena_bytes_))
+                .first;
   }
   return found->second;
 }

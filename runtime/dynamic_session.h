@@ -1,8 +1,10 @@
 // A session for a dynamic program (dynamic_program.h): runs inputs of any shape in the compiled
 // ranges on the GPU. Each run takes the variant choose_variant picks; a padded class's inputs are
 // padded with zeros to the variant's size on the host and its outputs cut back to the real rows.
-// A variant's Session (session.h) is loaded on its first use and kept: its weights are uploaded
-// then, so a process that runs k variants holds k copies of the weights and k arenas.
+// A variant's Session (session.h) is loaded on its first use and kept. Variants whose weights are
+// the same bytes (the batch variants of a model) read one copy on the GPU, uploaded by the first
+// of them loaded; every variant runs in one arena, sized for the largest variant's plan (runs
+// never overlap: run() serializes them and waits for each).
 //
 //   kiln::DynamicSession session = kiln::DynamicSession::load("model.kiln");
 //   std::vector<kiln::Tensor> outputs = session.run({input});  // any batch in the range
@@ -39,7 +41,11 @@ class DynamicSession {
   std::unique_ptr<DynamicProgram> program_;
   SessionOptions options_;
   std::unique_ptr<std::mutex> mutex_;
+  std::vector<size_t> weight_set_;  // per variant: the first variant with the same weights
+  int64_t arena_bytes_ = 0;         // the largest variant's
   std::map<size_t, Session> sessions_;
+  // Last, so it goes first: the last session holding the arena frees it on its device.
+  std::shared_ptr<void> arena_;
 };
 
 }  // namespace kiln

@@ -135,7 +135,12 @@ LoadedProgram::~LoadedProgram() {
   weights.reset();
 }
 
-std::shared_ptr<const LoadedProgram> load_program(Program program, int device) {
+std::shared_ptr<const LoadedProgram> load_program(
+    Program program, int device, const std::shared_ptr<const LoadedProgram>& weights_of) {
+  if (weights_of &&
+      (weights_of->device != device || weights_of->program.weights != program.weights)) {
+    throw InternalError("load_program: weights shared between programs that differ in them");
+  }
   const CurrentDevice current(device);
   auto loaded = std::make_shared<LoadedProgram>();
   loaded->program = std::move(program);
@@ -153,7 +158,11 @@ std::shared_ptr<const LoadedProgram> load_program(Program program, int device) {
   load_kernels(*loaded);
   check_kernel_parameters(*loaded);
   allow_shared_memory(*loaded);
-  upload_weights(*loaded);
+  if (weights_of) {
+    loaded->weights = weights_of->weights;
+  } else {
+    upload_weights(*loaded);
+  }
   loaded->dependencies = step_dependencies(loaded->program, ArenaSharing::kOrdersSteps);
   return loaded;
 }

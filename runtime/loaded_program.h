@@ -3,6 +3,7 @@
 // the sessions' CUDA graphs, step_dependencies.h), and the weights uploaded once. It does
 // not change after loading, so every Session of the program on that device may share one
 // (Session::share): the weights are on the GPU once, and the last session to go frees them.
+// Programs with the same weight bytes (a dynamic program's variants) may share them too.
 // Internal to the runtime: session.h does not include it.
 #pragma once
 
@@ -23,7 +24,7 @@ struct LoadedProgram {
   std::vector<CudaLibrary> libraries;
   std::vector<cudaKernel_t> kernels;  // per program kernel
   StepGraph dependencies;             // with ArenaSharing::kOrdersSteps
-  DeviceMemory weights;
+  std::shared_ptr<void> weights;      // the device copy of program.weights, maybe shared
 
   LoadedProgram() = default;
   LoadedProgram(const LoadedProgram&) = delete;
@@ -34,7 +35,10 @@ struct LoadedProgram {
 
 // Loads a validated `program` onto `device` (an index check_device_index accepted), first
 // checking that the program, its arena and its inputs and outputs included, fits the device's
-// free memory (device_memory_fit.h). Sets and restores the current device itself.
-std::shared_ptr<const LoadedProgram> load_program(Program program, int device);
+// free memory (device_memory_fit.h). Sets and restores the current device itself. With
+// `weights_of` (a program loaded on the same device whose weights are the same bytes), reads
+// its weights instead of uploading them again.
+std::shared_ptr<const LoadedProgram> load_program(
+    Program program, int device, const std::shared_ptr<const LoadedProgram>& weights_of = nullptr);
 
 }  // namespace kiln

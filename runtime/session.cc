@@ -103,7 +103,7 @@ float median(std::vector<float> values) {
 struct Session::State {
   std::shared_ptr<const LoadedProgram> loaded;
   std::mutex mutex;
-  DeviceMemory arena;
+  std::shared_ptr<void> arena;  // its own, or a dynamic program's variants' (load_variant)
   // The session's runs; a blocking stream (cuda_api.h, create_stream).
   CudaStream stream;
   // Capture only (the per-step profile): it never runs work, and as a non-blocking stream its
@@ -122,7 +122,7 @@ struct Session::State {
   CudaGraphExec graph;
   Bindings graph_bindings;
 
-  explicit State(std::shared_ptr<const LoadedProgram> program);
+  State(std::shared_ptr<const LoadedProgram> program, std::shared_ptr<void> shared_arena);
   // Waits for the session's last run, then frees what it owns, with its device current.
   ~State();
 
@@ -141,10 +141,13 @@ struct Session::State {
   void synchronize(const std::string& what);
 };
 
-// Expects the program's device to be current.
-Session::State::State(std::shared_ptr<const LoadedProgram> program)
+// Expects the program's device to be current. Without `shared_arena`, allocates its own.
+Session::State::State(std::shared_ptr<const LoadedProgram> program,
+                      std::shared_ptr<void> shared_arena)
     : loaded(std::move(program)),
-      arena(allocate_device_memory(static_cast<size_t>(loaded->program.arena_bytes), "the arena")),
+      arena(shared_arena ? std::move(shared_arena)
+                         : std::shared_ptr<void>(allocate_device_memory(
+                               static_cast<size_t>(loaded->program.arena_bytes), "the arena"))),
       stream(create_stream()),
       capture_stream(create_non_blocking_stream()),
       run_done(create_ordering_event()),
@@ -364,18 +367,46 @@ Session Session::load(const std::string& path, const SessionOptions& options) {
   return load(read_program(path), options);
 }
 
-Session Session::load(Program program, const SessionOptions& options) {
-  validate_program(program);
-  require_cuda_device();
+namespace {
+
+// SessionOptions::device resolved: the current device for -1, else checked.
+int session_device(const SessionOptions& options) {
   int device = options.device;
   if (device == -1) {
     cuda_check(cudaGetDevice(&device), "cudaGetDevice");
   } else {
     check_device_index(device, cuda_device_names());
   }
+  return device;
+}
+
+}  // namespace
+
+Session Session::load(Program program, const SessionOptions& options) {
+  validate_program(program);
+  require_cuda_device();
+  const int device = session_device(options);
   std::shared_ptr<const LoadedProgram> loaded = load_program(std::move(program), device);
   const CurrentDevice current(device);
-  auto state = std::make_unique<State>(std::move(loaded));
+  auto state = std::make_unique<State>(std::move(loaded), nullptr);
+  state->steps_in_order = options.steps_in_order;
+  return Session(std::move(state));
+}
+
+Session Session::load_variant(Program program, const SessionOptions& options,
+                              const Session* weights_from, std::shared_ptr<void>& arena,
+                              int64_t arena_bytes) {
+  validate_program(program);
+  require_cuda_device();
+  const int device = session_device(options);
+  if (program.arena_bytes > arena_bytes) {
+    throw InternalError("a variant's arena is larger than the one its dynamic program shares");
+  }
+  std::shared_ptr<const LoadedProgram> loaded = load_program(
+      std::move(program), device, weights_from ? weights_from->state_->loaded : nullptr);
+  const CurrentDevice current(device);
+  if (!arena) arena = allocate_device_memory(static_cast<size_t>(arena_bytes), "the arena");
+  auto state = std::make_unique<State>(std::move(loaded), arena);
   state->steps_in_order = options.steps_in_order;
   return Session(std::move(state));
 }
@@ -388,7 +419,7 @@ Session Session::share() const {
       !shortfall.empty()) {
     throw InputError(shortfall + " (" + state_->loaded->device_description + ")");
   }
-  auto state = std::make_unique<State>(state_->loaded);
+  auto state = std::make_unique<State>(state_->loaded, nullptr);
   state->steps_in_order = state_->steps_in_order;
   return Session(std::move(state));
 }

@@ -127,6 +127,15 @@ class Session {
   std::vector<float> profile_steps(int iterations, int warmup);
 
  private:
+  friend class DynamicSession;
+  // A session of one variant of a dynamic program (dynamic_session.h): reading the weights of
+  // `weights_from` (loaded on the same device, its weights the same bytes) when given, and
+  // running in `arena`, allocated here with `arena_bytes` when null. Sessions sharing an arena
+  // must never run at once: DynamicSession runs one at a time and waits for each.
+  static Session load_variant(Program program, const SessionOptions& options,
+                              const Session* weights_from, std::shared_ptr<void>& arena,
+                              int64_t arena_bytes);
+
   struct State;
   explicit Session(std::unique_ptr<State> state);
   std::unique_ptr<State> state_;

@@ -1,0 +1,56 @@
+// Small ONNX models with a symbolic batch, written to temporary files, for the dynamic-shape
+// tests (tests/unit/dynamic_compile_test.cc, tests/runtime/dynamic_session_gpu_test.cc).
+#pragma once
+
+#include <fstream>
+#include <string>
+
+#include "frontend_model_builder.h"
+
+namespace kiln::dynamic_models {
+
+using onnx_import::frontend_test::ModelBuilder;
+
+inline std::string write_model(const ModelBuilder& builder, const std::string& name) {
+  const std::string path =
+      (onnx_import::frontend_test::fresh_temp_dir("dynamic") / (name + ".onnx")).string();
+  std::ofstream(path, std::ios::binary) << builder.bytes();
+  return path;
+}
+
+// y = relu(x · W): each row on its own.
+inline std::string row_wise_model() {
+  ModelBuilder builder;
+  builder.input("x", onnx::TensorProto::FLOAT, {std::string("batch"), int64_t{4}});
+  builder.float_initializer("w", {4, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12});
+  builder.node("MatMul", {"x", "w"}, {"h"});
+  builder.node("Relu", {"h"}, {"y"});
+  builder.output("y");
+  return write_model(builder, "row_wise");
+}
+
+// y = x - mean(x over the batch).
+inline std::string batch_mean_model() {
+  ModelBuilder builder;
+  builder.input("x", onnx::TensorProto::FLOAT, {std::string("batch"), int64_t{4}});
+  onnx_import::frontend_test::add_ints_attr(builder.node("ReduceMean", {"x"}, {"m"}), "axes", {0});
+  builder.node("Sub", {"x", "m"}, {"y"});
+  builder.output("y");
+  return write_model(builder, "batch_mean");
+}
+
+// y = x / batch, the batch read from Shape(x): folded into a constant at import.
+inline std::string divide_by_batch_model() {
+  ModelBuilder builder;
+  builder.input("x", onnx::TensorProto::FLOAT, {std::string("batch"), int64_t{4}});
+  builder.int64_initializer("zero", {}, {0});
+  builder.node("Shape", {"x"}, {"s"});
+  builder.node("Gather", {"s", "zero"}, {"b"});
+  onnx_import::frontend_test::add_int_attr(builder.node("Cast", {"b"}, {"bf"}), "to",
+                                           onnx::TensorProto::FLOAT);
+  builder.node("Div", {"x", "bf"}, {"y"});
+  builder.output("y");
+  return write_model(builder, "divide_by_batch");
+}
+
+}  // namespace kiln::dynamic_models
