@@ -1,6 +1,7 @@
 // ONNX normalization and softmax converters: BatchNormalization (inference only),
 // InstanceNormalization, LayerNormalization (with its optional Mean/InvStdDev outputs),
-// GroupNormalization (opset 21: per-channel scale and bias), MeanVarianceNormalization, LRN,
+// GroupNormalization (opset 21: per-channel scale and bias), RMSNormalization (opset 23),
+// MeanVarianceNormalization, LRN,
 // and Softmax, LogSoftmax and Hardmax (opset 13: one axis).
 #include "frontend/converters/layout_converters.h"
 #include "frontend/converters/nn_converters.h"
@@ -60,6 +61,16 @@ std::vector<Value*> convert_layer_normalization(NodeImporter& node) {
   return results;
 }
 
+// x / sqrt(mean(x^2 over axes axis..) + epsilon) * scale. stash_type is the least precision of the
+// statistics (checked to name a float type); kiln's kernels compute them in f32 or more, as
+// LayerNormalization's.
+std::vector<Value*> convert_rms_normalization(NodeImporter& node) {
+  stash_dtype(node);
+  return {node.emit1("rms_normalization", {node.input(0), node.input(1)},
+                     {{"axis", node.attr_int("axis", -1)},
+                      {"epsilon", node.attr_float("epsilon", 1e-5)}})};
+}
+
 std::vector<Value*> convert_group_normalization(NodeImporter& node) {
   return {node.emit1("group_normalization", {node.input(0), node.input(1), node.input(2)},
                      {{"num_groups", node.attr_int("num_groups")},
@@ -101,6 +112,7 @@ void register_norm_converters(ConverterTable& table) {
   table.add("LogSoftmax", 13, convert_softmax);
   table.add("Hardmax", 13, convert_softmax);
   table.add("GroupNormalization", 21, convert_group_normalization);
+  table.add("RMSNormalization", 23, convert_rms_normalization);
   table.add("MeanVarianceNormalization", 13, convert_mean_variance_normalization);
   table.add("LRN", 13, convert_lrn);
 }
