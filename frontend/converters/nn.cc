@@ -59,6 +59,7 @@ void register_nn_converters(ConverterTable& table) {
   register_reduce_converters(table);
   register_pool_converters(table);
   register_topk_cumsum_converters(table);
+  register_rotary_converters(table);
 }
 
 }  // namespace kiln::onnx_import

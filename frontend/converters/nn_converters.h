@@ -14,7 +14,7 @@ void register_conv_converters(ConverterTable& table);
 // Gemm, MatMul, Einsum.
 void register_matmul_converters(ConverterTable& table);
 // BatchNormalization, InstanceNormalization, LayerNormalization, GroupNormalization,
-// MeanVarianceNormalization, LRN, Softmax, LogSoftmax, Hardmax.
+// RMSNormalization, MeanVarianceNormalization, LRN, Softmax, LogSoftmax, Hardmax.
 void register_norm_converters(ConverterTable& table);
 // ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd, ReduceL1, ReduceL2, ReduceSumSquare,
 // ReduceLogSum, ReduceLogSumExp, ArgMax, ArgMin.
@@ -23,6 +23,8 @@ void register_reduce_converters(ConverterTable& table);
 void register_pool_converters(ConverterTable& table);
 // TopK, CumSum.
 void register_topk_cumsum_converters(ConverterTable& table);
+// RotaryEmbedding.
+void register_rotary_converters(ConverterTable& table);
 
 // The window attributes of a Conv or pooling node for input X [N,C,D...] and the given kernel,
 // with defaults filled in and auto_pad resolved into explicit pads.
