@@ -1,5 +1,5 @@
-// recognize-layer-norm. Anchored at the normalizing node, d / sqrt(v) or d * reciprocal(sqrt(v))
-// (mul operands in either order), it checks
+// recognize-layer-norm. Anchored at the normalizing node, d / sqrt(v), d * reciprocal(sqrt(v)) or
+// d * (1 / sqrt(v)) (mul operands in either order), it checks
 //   v = var + eps               eps a non-negative splat constant
 //   var = reduce_mean(d * d)    or pow(d, 2), keepdims=1, over the last k axes of d
 // and then either
@@ -29,13 +29,22 @@ struct Normalizer {
 std::optional<Normalizer> read_normalizer(Node& node) {
   Normalizer found;
   if (node.op() == "div") {
+    // c / sqrt(v) with a constant c is a reciprocal: the mul using it is the normalizer.
+    if (splat_value(node.operand(0))) return std::nullopt;
     if (Node* sqrt = producer_of(node.operand(1), "sqrt")) {
       found = {node.operand(0), sqrt->operand(0), {sqrt, &node}};
     }
   } else if (node.op() == "mul") {
     match_either_order(node, [&](Value* centered, Value* inverse) {
+      // reciprocal(sqrt(v)), or 1 / sqrt(v) (T5's layer norm as torch exports it).
       Node* reciprocal = producer_of(inverse, "reciprocal");
-      Node* sqrt = reciprocal ? producer_of(reciprocal->operand(0), "sqrt") : nullptr;
+      Value* root = reciprocal ? reciprocal->operand(0) : nullptr;
+      if (Node* one_over = producer_of(inverse, "div");
+          one_over && splat_value(one_over->operand(0)) == 1.0) {
+        reciprocal = one_over;
+        root = one_over->operand(1);
+      }
+      Node* sqrt = root ? producer_of(root, "sqrt") : nullptr;
       if (sqrt) found = {centered, sqrt->operand(0), {sqrt, reciprocal, &node}};
       return sqrt != nullptr;
     });

@@ -198,6 +198,27 @@ def make_llama(batch):
     return LastHiddenState(decoder), {"input_ids": input_ids}, ["last_hidden_state"]
 
 
+def make_t5(batch):
+    """transformers' T5EncoderModel, 2 layers of 256: 4 heads of 64, relative position bias (32
+    buckets, up to 128 apart) added to the scores of every layer, T5's RMS layer norm (eps 1e-6),
+    a ReLU MLP of 512. Weights N(0, 0.05); the layer norm weights uniform in [0.5, 1.5]."""
+    from transformers import T5Config, T5EncoderModel
+
+    config = T5Config(vocab_size=1000, d_model=256, d_kv=64, d_ff=512, num_layers=2, num_heads=4,
+                      relative_attention_num_buckets=32, relative_attention_max_distance=128,
+                      layer_norm_epsilon=1e-6, dropout_rate=0.0, feed_forward_proj="relu",
+                      initializer_factor=1.0, use_cache=False)
+    encoder = T5EncoderModel(config)
+    with torch.no_grad():
+        for name, parameter in encoder.named_parameters():
+            if "layer_norm" in name:
+                parameter.uniform_(0.5, 1.5)
+            else:
+                parameter.normal_(0.0, 0.05)
+    input_ids = torch.randint(1, 1000, (batch, 64), dtype=torch.long)
+    return LastHiddenState(encoder), {"input_ids": input_ids}, ["last_hidden_state"]
+
+
 class LastHiddenState(nn.Module):
     """A transformers model's last_hidden_state as the one output, without the key/value cache."""
 
@@ -215,6 +236,7 @@ MODELS = {
     "bert": make_bert,
     "vit": make_vit,
     "llama": make_llama,
+    "t5": make_t5,
 }
 # Exported by torch's dynamo exporter, at its least opset; the others by the TorchScript one.
 DYNAMO_MODELS = {"llama"}

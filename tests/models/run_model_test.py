@@ -20,7 +20,7 @@ at least --min-cosine (0.999), its largest error and its norm within the precisi
 SIXTEEN_BIT_BARS, printing them, max rel error and, for logits, top-1 agreement.
 Exit status: 0 pass, 1 mismatch or a failed step, 77 skipped: the export interpreter lacks what
 the model's export needs beyond torch and torchvision (OPTIONAL_EXPORT_NEEDS: transformers for
-llama).
+llama and t5).
 """
 import argparse
 import glob
@@ -44,6 +44,7 @@ OPTIONAL_EXPORT_NEEDS = {
     "llama": ("transformers, onnxscript and torch's dynamo exporter",
               "import inspect, torch, transformers, onnxscript; "
               "assert 'dynamo' in inspect.signature(torch.onnx.export).parameters"),
+    "t5": ("transformers", "import transformers"),
 }
 SKIP_EXIT_CODE = 77  # ctest's SKIP_RETURN_CODE for the model tests
 
