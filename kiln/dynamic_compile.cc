@@ -114,27 +114,11 @@ std::vector<int64_t> class_sizes_to_compile(const DimRange& range, const DimClas
   return {sizes.begin(), sizes.end()};
 }
 
-std::unique_ptr<Graph> load_optimized(const std::string& path, const CompileOptions& options,
-                                      const std::map<std::string, Shape>& shapes) {
-  std::unique_ptr<Graph> graph = load_model(path, shapes, options.on_defaulted_dims);
-  optimize(*graph, Stage::kOptimized, options.pipeline);
-  return graph;
-}
-
-// The model at the largest shapes, canonicalized, with its inputs' dim_params.
-std::unique_ptr<Graph> load_largest(const std::string& path, const CompileOptions& options,
-                                    const std::map<std::string, Shape>& shapes,
-                                    std::map<std::string, std::vector<std::string>>& dim_params) {
-  if (!path.ends_with(".onnx")) {
-    throw InputError(path +
-                     ": --input-shape ranges need an ONNX model (a .kir file has its "
-                     "shapes written in it)");
-  }
-  onnx_import::ImportOptions import_options;
-  import_options.input_shapes = shapes;
-  import_options.on_defaulted_dims = options.on_defaulted_dims;
-  import_options.symbolic_dims = &dim_params;
-  std::unique_ptr<Graph> graph = onnx_import::import_onnx_file(path, import_options);
+// The model at `shapes`, canonicalized (the stage the padding analysis reads).
+std::unique_ptr<Graph> load_optimized(const ModelLoader& load, const CompileOptions& options,
+                                      const std::map<std::string, Shape>& shapes,
+                                      std::map<std::string, std::vector<std::string>>& dim_params) {
+  std::unique_ptr<Graph> graph = load(shapes, dim_params);
   optimize(*graph, Stage::kOptimized, options.pipeline);
   return graph;
 }
@@ -174,6 +158,31 @@ void merge_named_classes(passes::PaddingAnalysis& analysis, const std::vector<st
 
 }  // namespace
 
+ModelLoader onnx_file_loader(const std::string& path,
+                             const std::function<void(const std::string&)>& on_defaulted_dims) {
+  if (!path.ends_with(".onnx")) {
+    throw InputError(path +
+                     ": --input-shape ranges need an ONNX model (a .kir file has its "
+                     "shapes written in it)");
+  }
+  return [path, on_defaulted_dims](const std::map<std::string, Shape>& shapes,
+                                   std::map<std::string, std::vector<std::string>>& dim_params) {
+    onnx_import::ImportOptions import_options;
+    import_options.input_shapes = shapes;
+    import_options.on_defaulted_dims = on_defaulted_dims;
+    import_options.symbolic_dims = &dim_params;
+    return onnx_import::import_onnx_file(path, import_options);
+  };
+}
+
+CompiledDynamicModel compile_dynamic(
+    const std::string& model_path, const CompileOptions& options, const InputRanges& ranges,
+    const std::map<std::string, Shape>& opt_shapes,
+    const std::function<void(size_t, size_t, const std::string&)>& on_variant) {
+  return compile_dynamic(onnx_file_loader(model_path, options.on_defaulted_dims), options, ranges,
+                         opt_shapes, on_variant);
+}
+
 bool has_varying_dims(const InputRanges& ranges) {
   for (const auto& [name, dims] : ranges) {
     for (const DimRange& dim : dims) {
@@ -184,7 +193,7 @@ bool has_varying_dims(const InputRanges& ranges) {
 }
 
 CompiledDynamicModel compile_dynamic(
-    const std::string& model_path, const CompileOptions& options, const InputRanges& ranges,
+    const ModelLoader& load, const CompileOptions& options, const InputRanges& ranges,
     const std::map<std::string, Shape>& opt_shapes,
     const std::function<void(size_t, size_t, const std::string&)>& on_variant) {
   check_pipeline_options(options.pipeline);
@@ -199,7 +208,7 @@ CompiledDynamicModel compile_dynamic(
     }
   }
   std::map<std::string, std::vector<std::string>> dim_params;
-  const std::unique_ptr<Graph> largest = load_largest(model_path, options, max_shapes, dim_params);
+  const std::unique_ptr<Graph> largest = load_optimized(load, options, max_shapes, dim_params);
 
   // The varying dims, in input order, and their analysis at the largest shapes.
   DynamicProgram program;
@@ -263,7 +272,8 @@ CompiledDynamicModel compile_dynamic(
           smaller[largest->inputs()[dim.input]->name()][dim.axis] = dim.max - 1;
         }
       }
-      dim_class.note = difference(*largest, *load_optimized(model_path, options, smaller),
+      std::map<std::string, std::vector<std::string>> unused;
+      dim_class.note = difference(*largest, *load_optimized(load, options, smaller, unused),
                                   class_range[c].max, class_range[c].max - 1, analysis.output_rows);
     }
     dim_class.padded = dim_class.note.empty();
@@ -294,7 +304,8 @@ CompiledDynamicModel compile_dynamic(
       shapes[largest->inputs()[dim.input]->name()][dim.axis] = variant.sizes[dim.dim_class];
     }
     if (on_variant) on_variant(v, count, shapes_text(*largest, shapes));
-    std::unique_ptr<Graph> graph = load_optimized(model_path, options, shapes);
+    std::map<std::string, std::vector<std::string>> unused;
+    std::unique_ptr<Graph> graph = load_optimized(load, options, shapes, unused);
     // Where the outputs' rows lie at these sizes; a class this variant cannot pad runs only at
     // its own size here.
     passes::PaddingAnalysis rows = passes::analyze_padding(*graph, varying);

@@ -46,9 +46,25 @@ struct CompiledDynamicModel {
   std::vector<CompiledModel> variants;  // what compile() reported per variant (programs moved out)
 };
 
+// Imports the model with its inputs bound to `shapes` (an ONNX import: constants folded at those
+// shapes), filling `dim_params` with each input's dims' dim_param (ImportOptions::symbolic_dims).
+using ModelLoader = std::function<std::unique_ptr<Graph>(
+    const std::map<std::string, Shape>& shapes,
+    std::map<std::string, std::vector<std::string>>& dim_params)>;
+
+// The loader of an .onnx file (an InputError for anything else: a .kir file has its shapes
+// written in it); `on_defaulted_dims` as CompileOptions's.
+ModelLoader onnx_file_loader(const std::string& path,
+                             const std::function<void(const std::string&)>& on_defaulted_dims);
+
 // `opt_shapes` (--opt-shape) adds each named input's sizes to its classes' sizes. `on_variant`
 // is called before each variant's compilation with its index, the count and its shapes
 // ("x=4x3x224x224").
+CompiledDynamicModel compile_dynamic(
+    const ModelLoader& load, const CompileOptions& options, const InputRanges& ranges,
+    const std::map<std::string, Shape>& opt_shapes = {},
+    const std::function<void(size_t, size_t, const std::string&)>& on_variant = {});
+// The same for the .onnx file at `model_path`.
 CompiledDynamicModel compile_dynamic(
     const std::string& model_path, const CompileOptions& options, const InputRanges& ranges,
     const std::map<std::string, Shape>& opt_shapes = {},

@@ -4,6 +4,8 @@
     exe = kiln.compile("model.onnx", precision="fp16", input_shapes={"x": (1, 3, 224, 224)})
     y = exe(x)                           # numpy in, numpy out; torch CUDA tensors zero-copy
     exe.save("model.kiln"); exe = kiln.load("model.kiln")
+    dyn = kiln.compile("model.onnx", input_shapes={"x": (range(1, 17), 3, 224, 224)})
+    y5 = dyn(x5)                         # any batch 1..16 (docs/DYNAMIC_SHAPES.md)
     print(kiln.dump_ir("model.onnx", stage="fused"))
     want = kiln.run_reference("model.onnx", {"x": x})   # the CPU oracle, no GPU needed
 """
@@ -15,16 +17,19 @@ from . import _kiln
 from ._model import (
     arch_argument,
     base_dir_argument,
+    has_ranges,
     model_argument,
     pipeline_argument,
+    ranges_argument,
     shapes_argument,
 )
 from .errors import InputError, InternalError, KilnError, UnsupportedError
-from .executable import Executable, TensorInfo
+from .executable import DynamicExecutable, Executable, TensorInfo
 
 __version__: str = _kiln.__version__
 
 __all__ = [
+    "DynamicExecutable",
     "Executable",
     "InputError",
     "InternalError",
@@ -40,6 +45,7 @@ __all__ = [
 ]
 
 Shapes = Optional[Mapping[str, Sequence[int]]]
+RangedShapes = Optional[Mapping[str, Sequence[Union[int, range, str]]]]
 
 
 def compile(
@@ -48,7 +54,7 @@ def compile(
     precision: str = "fp32",
     arch: Union[str, Sequence[str]] = "native",
     fusion: bool = True,
-    input_shapes: Shapes = None,
+    input_shapes: RangedShapes = None,
     io_precision: Optional[str] = None,
     keep_fp32: Union[str, Sequence[str], None] = None,
     disabled_passes: Union[str, Sequence[str], None] = None,
@@ -57,7 +63,8 @@ def compile(
     progress: Optional[Callable[[int, int], None]] = None,
     base_dir: Optional[str] = None,
     autotune: Optional[bool] = None,
-) -> Executable:
+    opt_shapes: Shapes = None,
+) -> Union[Executable, DynamicExecutable]:
     """Compiles an ONNX model (a path, an onnx.ModelProto or its bytes) or a .kir file.
 
     precision: "fp32", "tf32", "fp16" or "bf16". arch: "native" (this machine's GPU), or names
@@ -67,7 +74,21 @@ def compile(
     called as kernels compile. base_dir: where a ModelProto's external data files are.
     autotune: time each contraction's candidate tactics on this GPU (None: for arch "native";
     True with other archs is an InputError; False: the heuristics), as `kiln compile --autotune`.
+
+    A dim of input_shapes given as a range (range(1, 17) or "1..16") compiles a dynamic program
+    for every size in it, returned as a DynamicExecutable (docs/DYNAMIC_SHAPES.md; progress is
+    not reported); opt_shapes names shapes to compile a variant of their own for.
     """
+    if has_ranges(input_shapes):
+        return DynamicExecutable(_kiln.compile_dynamic(
+            model_argument(model), base_dir_argument(base_dir), arch_argument(arch),
+            pipeline_argument(precision, io_precision, keep_fp32, fusion, disabled_passes),
+            ranges_argument(input_shapes or {}), shapes_argument(opt_shapes),
+            os.fspath(cache_dir) if cache_dir is not None else "", threads, autotune,
+        ))
+    if opt_shapes:
+        raise ValueError("opt_shapes names shapes within input_shapes ranges; no dim of "
+                         "input_shapes is a range")
     native = _kiln.compile(
         model_argument(model), base_dir_argument(base_dir), arch_argument(arch),
         pipeline_argument(precision, io_precision, keep_fp32, fusion, disabled_passes),
@@ -77,9 +98,13 @@ def compile(
     return Executable(native)
 
 
-def load(path: Union[str, "os.PathLike[str]"]) -> Executable:
-    """Reads a .kiln program (validated); runs need a GPU, the rest does not."""
-    return Executable(_kiln.load(os.fspath(path)))
+def load(path: Union[str, "os.PathLike[str]"]) -> Union[Executable, DynamicExecutable]:
+    """Reads a .kiln program (validated): an Executable, or a DynamicExecutable for one
+    compiled for ranges of input shapes; runs need a GPU, the rest does not."""
+    native = _kiln.load(os.fspath(path))
+    if isinstance(native, _kiln.DynamicExecutable):
+        return DynamicExecutable(native)
+    return Executable(native)
 
 
 def dump_ir(

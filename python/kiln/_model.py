@@ -26,6 +26,37 @@ def shapes_argument(
     return {name: [int(d) for d in dims] for name, dims in (input_shapes or {}).items()}
 
 
+def is_range(dim: object) -> bool:
+    """A dim given as range(lo, hi + 1) or "lo..hi"."""
+    return isinstance(dim, range) or (isinstance(dim, str) and ".." in dim)
+
+
+def has_ranges(input_shapes: Optional[Mapping[str, Sequence[Any]]]) -> bool:
+    """Whether any dim of `input_shapes` is a range (a dynamic program is compiled)."""
+    return any(is_range(d) for dims in (input_shapes or {}).values() for d in dims)
+
+
+def ranges_argument(input_shapes: Mapping[str, Sequence[Any]]) -> dict[str, list[tuple[int, int]]]:
+    """{name: [(min, max) per dim]}: an int n is (n, n), range(lo, hi + 1) and "lo..hi" are
+    (lo, hi)."""
+    result = {}
+    for name, dims in input_shapes.items():
+        pairs = []
+        for dim in dims:
+            if isinstance(dim, range):
+                if dim.step != 1 or len(dim) == 0:
+                    raise ValueError(f"input_shapes[{name!r}]: {dim} must be a non-empty range "
+                                     "with step 1")
+                pairs.append((dim.start, dim.stop - 1))
+            elif isinstance(dim, str) and ".." in dim:
+                low, _, high = dim.partition("..")
+                pairs.append((int(low), int(high)))
+            else:
+                pairs.append((int(dim), int(dim)))
+        result[name] = pairs
+    return result
+
+
 def arch_argument(arch: Union[str, Sequence[str]]) -> list[str]:
     """'native', 'sm_90a', 'sm_80,sm_90' or a list of names to a list of names."""
     names = arch.split(",") if isinstance(arch, str) else list(arch)

@@ -1,4 +1,5 @@
-"""Executable: a compiled kiln program (from kiln.compile or kiln.load) and how Python runs it.
+"""Executable: a compiled kiln program (from kiln.compile or kiln.load) and how Python runs it;
+DynamicExecutable: one compiled for ranges of input shapes.
 
 Host inputs (numpy arrays, CPU torch tensors) are copied to the GPU and their outputs come back
 as numpy arrays (torch tensors for torch inputs). Device inputs (torch CUDA tensors, CuPy
@@ -13,6 +14,7 @@ from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tup
 import numpy
 
 from . import _device
+from ._kiln import DynamicExecutable as _NativeDynamicExecutable
 from ._kiln import Executable as _NativeExecutable
 
 
@@ -24,11 +26,11 @@ class TensorInfo(NamedTuple):
     dtype: str
 
 
-class Executable:
-    """A compiled program. exe(x) or exe(a, b) runs it on positional inputs and returns the
-    output (a tuple for several); exe.run({"name": x}) returns {output name: value}."""
+class _Program:
+    """What Executable and DynamicExecutable share: the signature, save, inspect, and runs by
+    position or by name (each class runs its ordered inputs in _run_ordered)."""
 
-    def __init__(self, native: _NativeExecutable) -> None:
+    def __init__(self, native: Any) -> None:
         self._native = native
 
     @property
@@ -40,15 +42,6 @@ class Executable:
         return [TensorInfo(*spec) for spec in self._native.outputs]
 
     @property
-    def archs(self) -> List[str]:
-        """The GPU architectures the program holds kernels for ("sm_80", "sm_90a", ...)."""
-        return list(self._native.archs)
-
-    @property
-    def kernel_count(self) -> int:
-        return int(self._native.kernel_count)
-
-    @property
     def device(self) -> str:
         """The GPU the program runs on, "NVIDIA H100 80GB HBM3 (sm_90)"; starts the session."""
         return self._native.device()
@@ -58,7 +51,7 @@ class Executable:
         self._native.save(os.fspath(path))
 
     def inspect(self) -> str:
-        """The report `kiln inspect` prints: kernels, launches, buffers, the memory plan."""
+        """The report `kiln inspect` prints."""
         return self._native.inspect()
 
     def __call__(self, *inputs: Any) -> Any:
@@ -76,6 +69,26 @@ class Executable:
             raise ValueError(f"missing input {missing[0]!r}; the inputs are {names}")
         outputs = self._run_ordered([inputs[name] for name in names])
         return {info.name: y for info, y in zip(self.outputs, outputs)}
+
+    def _run_ordered(self, inputs: List[Any]) -> List[Any]:
+        raise NotImplementedError
+
+
+class Executable(_Program):
+    """A compiled program. exe(x) or exe(a, b) runs it on positional inputs and returns the
+    output (a tuple for several); exe.run({"name": x}) returns {output name: value}."""
+
+    def __init__(self, native: _NativeExecutable) -> None:
+        super().__init__(native)
+
+    @property
+    def archs(self) -> List[str]:
+        """The GPU architectures the program holds kernels for ("sm_80", "sm_90a", ...)."""
+        return list(self._native.archs)
+
+    @property
+    def kernel_count(self) -> int:
+        return int(self._native.kernel_count)
 
     def bench(
         self,
@@ -159,3 +172,45 @@ def _host_array(x: Any) -> numpy.ndarray:
     if type(x).__module__.startswith("torch"):
         return x.detach().contiguous().numpy()
     return numpy.asarray(x)
+
+
+class InputRange(NamedTuple):
+    """A dim of an input that varies in a dynamic program, and whether smaller sizes run padded
+    to a variant's (else each size has a variant of its own)."""
+
+    input: str
+    axis: int
+    min: int
+    max: int
+    padded: bool
+
+
+class DynamicExecutable(_Program):
+    """A program compiled for ranges of input shapes (docs/DYNAMIC_SHAPES.md): exe(x) runs host
+    inputs (numpy arrays, CPU torch tensors) of any shape in range on the variant that serves
+    it; exe.run({"name": x}) returns {output name: value}. inputs and outputs show the largest
+    variant's shapes; ranges the dims that vary; inspect() the ranges, classes and variants."""
+
+    def __init__(self, native: _NativeDynamicExecutable) -> None:
+        super().__init__(native)
+
+    @property
+    def ranges(self) -> List[InputRange]:
+        return [InputRange(*spec) for spec in self._native.ranges]
+
+    @property
+    def variants(self) -> List[List[Tuple[int, ...]]]:
+        """Each variant's input shapes."""
+        return [list(shapes) for shapes in self._native.variants]
+
+    def _run_ordered(self, inputs: List[Any]) -> List[Any]:
+        if any(_device.is_device_tensor(x) for x in inputs):
+            raise ValueError("a dynamic program runs host inputs (numpy arrays, CPU tensors); "
+                             "device tensors are not supported yet")
+        torch_inputs = any(type(x).__module__.startswith("torch") for x in inputs)
+        outputs = self._native.run([_host_array(x) for x in inputs])
+        if torch_inputs:
+            import torch
+
+            return [torch.from_numpy(y) for y in outputs]
+        return list(outputs)

@@ -1,6 +1,7 @@
-// kiln._kiln, the extension module under the kiln package (python/kiln/): compile, load,
-// dump_ir, run_reference and the Executable class. The Python layer (kiln/__init__.py) turns
-// friendly arguments (ModelProtos, arch strings, dicts of arrays, device tensors) into these.
+// kiln._kiln, the extension module under the kiln package (python/kiln/): compile,
+// compile_dynamic, load, dump_ir, run_reference and the Executable and DynamicExecutable classes.
+// The Python layer (kiln/__init__.py) turns friendly arguments (ModelProtos, arch strings, dicts of
+// arrays, device tensors) into these.
 #include <pybind11/functional.h>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -11,13 +12,17 @@
 #include <optional>
 #include <set>
 
+#include "dynamic_executable.h"
 #include "errors.h"
 #include "executable.h"
+#include "frontend/onnx_importer.h"
 #include "ir/error.h"
 #include "kiln/compiler.h"
+#include "kiln/dynamic_compile.h"
 #include "kiln/ir_dump.h"
 #include "models.h"
 #include "reference/reference_interpreter.h"
+#include "runtime/dynamic_program.h"
 #include "runtime/program_io.h"
 #include "runtime/session.h"
 #include "tensors.h"
@@ -45,6 +50,18 @@ PipelineOptions pipeline_options(const py::dict& pipeline) {
   options.fusion = pipeline["fusion"].cast<bool>();
   options.disabled_passes = name_set(pipeline["disabled_passes"]);
   check_pipeline_options(options);
+  return options;
+}
+
+CompileOptions compile_options(const std::vector<std::string>& archs, const py::dict& pipeline,
+                               const std::string& cache_dir, int threads,
+                               std::optional<bool> autotune) {
+  CompileOptions options;
+  options.archs = archs;
+  options.pipeline = pipeline_options(pipeline);
+  options.cache_dir = cache_dir;
+  options.threads = threads;
+  options.autotune = autotune;
   return options;
 }
 
@@ -78,12 +95,7 @@ Executable compile_model(const py::object& model, const std::string& base_dir,
                          const InputShapes& input_shapes, const std::string& cache_dir,
                          int threads, const py::object& progress,
                          std::optional<bool> autotune) {
-  CompileOptions options;
-  options.archs = archs;
-  options.pipeline = pipeline_options(pipeline);
-  options.cache_dir = cache_dir;
-  options.threads = threads;
-  options.autotune = autotune;
+  CompileOptions options = compile_options(archs, pipeline, cache_dir, threads, autotune);
   auto relay = std::make_shared<ProgressRelay>(progress);
   if (!progress.is_none()) {
     options.on_progress = [relay](size_t done, size_t total) { (*relay)(done, total); };
@@ -98,9 +110,63 @@ Executable compile_model(const py::object& model, const std::string& base_dir,
   return Executable(std::move(compiled->program));
 }
 
-Executable load_executable(const std::string& path) {
-  py::gil_scoped_release release;
-  return Executable(read_program(path));
+// Per input, a (min, max) per dim (kiln/_model.py's ranges_argument).
+using Ranges = std::map<std::string, std::vector<std::pair<int64_t, int64_t>>>;
+
+// A dynamic program (kiln/dynamic_compile.h): one variant per size the ranges need.
+DynamicExecutable compile_dynamic_model(const py::object& model, const std::string& base_dir,
+                                        const std::vector<std::string>& archs,
+                                        const py::dict& pipeline, const Ranges& ranges,
+                                        const InputShapes& opt_shapes, const std::string& cache_dir,
+                                        int threads, std::optional<bool> autotune) {
+  CompileOptions options = compile_options(archs, pipeline, cache_dir, threads, autotune);
+  InputRanges input_ranges;
+  for (const auto& [name, dims] : ranges) {
+    for (const auto& [min, max] : dims) input_ranges[name].push_back({min, max});
+  }
+  const ModelSource source = model_source(model, base_dir);
+  std::set<std::string> notes;  // each variant's import repeats them
+  const auto note = [&notes](const std::string& text) { notes.insert(text); };
+  const ModelLoader load =
+      source.from_bytes
+          ? ModelLoader([&](const InputShapes& shapes,
+                            std::map<std::string, std::vector<std::string>>& dim_params) {
+              onnx_import::ImportOptions import_options;
+              import_options.input_shapes = shapes;
+              import_options.on_defaulted_dims = note;
+              import_options.symbolic_dims = &dim_params;
+              return onnx_import::import_onnx_bytes(source.onnx_bytes, source.base_dir,
+                                                    import_options);
+            })
+          : onnx_file_loader(source.path, note);
+  std::optional<CompiledDynamicModel> compiled;
+  {
+    py::gil_scoped_release release;
+    compiled.emplace(compile_dynamic(load, options, input_ranges, opt_shapes));
+  }
+  py::object warn = py::module_::import("warnings").attr("warn");
+  for (const std::string& text : notes) {
+    warn(text, py::module_::import("builtins").attr("UserWarning"), 2);
+  }
+  return DynamicExecutable(std::move(compiled->program));
+}
+
+// An Executable, or a DynamicExecutable for a dynamic .kiln file.
+py::object load_executable(const std::string& path) {
+  if (is_dynamic_program_file(path)) {
+    std::optional<DynamicProgram> program;
+    {
+      py::gil_scoped_release release;
+      program.emplace(read_dynamic_program(path));
+    }
+    return py::cast(DynamicExecutable(std::move(*program)));
+  }
+  std::optional<Program> program;
+  {
+    py::gil_scoped_release release;
+    program.emplace(read_program(path));
+  }
+  return py::cast(Executable(std::move(*program)));
 }
 
 std::string dump_ir(const py::object& model, const std::string& base_dir,
@@ -176,9 +242,13 @@ PYBIND11_MODULE(_kiln, module) {
   module.attr("__version__") = KILN_VERSION;
   register_error_translator(module);
   bind_executable(module);
+  bind_dynamic_executable(module);
   module.def("compile", &compile_model, py::arg("model"), py::arg("base_dir"), py::arg("archs"),
              py::arg("pipeline"), py::arg("input_shapes"), py::arg("cache_dir"),
              py::arg("threads"), py::arg("progress"), py::arg("autotune"));
+  module.def("compile_dynamic", &compile_dynamic_model, py::arg("model"), py::arg("base_dir"),
+             py::arg("archs"), py::arg("pipeline"), py::arg("ranges"), py::arg("opt_shapes"),
+             py::arg("cache_dir"), py::arg("threads"), py::arg("autotune"));
   module.def("load", &load_executable, py::arg("path"));
   module.def("dump_ir", &dump_ir, py::arg("model"), py::arg("base_dir"), py::arg("stage"),
              py::arg("format"), py::arg("pipeline"), py::arg("input_shapes"));

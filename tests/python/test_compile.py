@@ -86,3 +86,30 @@ def test_defaulted_dims_warn(mnist_model, kiln_cache):
     with pytest.warns(UserWarning, match="input 'image' has symbolic dimensions"):
         exe = kiln.compile(mnist_model, arch="sm_80", cache_dir=kiln_cache)
     assert exe.inputs[0].shape == (1, 1, 28, 28)
+
+
+def test_dynamic_program_from_ranges(linear_relu_model, kiln_cache, tmp_path, kiln_binary):
+    model, _, _ = linear_relu_model
+    dyn = kiln.compile(model, arch="sm_90", input_shapes={"x": (range(1, 7), 4)},
+                       cache_dir=kiln_cache)
+    assert isinstance(dyn, kiln.DynamicExecutable)
+    assert dyn.ranges == [("x", 0, 1, 6, True)]
+    assert [shapes[0] for shapes in dyn.variants] == [(1, 4), (2, 4), (4, 4), (6, 4)]
+    assert dyn.inputs == [("x", (6, 4), "float32")]
+    assert "dynamic program: 4 variants" in dyn.inspect()
+    dyn.save(tmp_path / "dyn.kiln")
+    loaded = kiln.load(tmp_path / "dyn.kiln")
+    assert isinstance(loaded, kiln.DynamicExecutable)
+    assert loaded.variants == dyn.variants and loaded.inspect() == dyn.inspect()
+    if kiln_binary is not None:
+        printed = subprocess.run([kiln_binary, "inspect", str(tmp_path / "dyn.kiln")],
+                                 check=True, capture_output=True, text=True).stdout
+        assert printed == dyn.inspect()
+    # A string range and an opt shape: 3 gets a variant of its own.
+    opt = kiln.compile(model, arch="sm_90", input_shapes={"x": ("2..6", 4)},
+                       opt_shapes={"x": (3, 4)}, cache_dir=kiln_cache)
+    assert [shapes[0] for shapes in opt.variants] == [(2, 4), (3, 4), (4, 4), (6, 4)]
+    with pytest.raises(ValueError, match="step 1"):
+        kiln.compile(model, arch="sm_90", input_shapes={"x": (range(1, 7, 2), 4)})
+    with pytest.raises(kiln.InputError, match="range 0..4"):
+        kiln.compile(model, arch="sm_90", input_shapes={"x": ("0..4", 4)})

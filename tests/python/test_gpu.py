@@ -121,3 +121,17 @@ def test_cupy(exe, images, expected):
     y = exe(cupy.asarray(images))
     assert isinstance(y, cupy.ndarray)
     numpy.testing.assert_allclose(cupy.asnumpy(y), expected, rtol=1e-3, atol=1e-4)
+
+
+def test_dynamic_program_runs_every_batch(linear_relu_model, kiln_cache):
+    model, w, b = linear_relu_model
+    dyn = kiln.compile(model, arch="native", input_shapes={"x": (range(1, 7), 4)},
+                       cache_dir=kiln_cache)
+    rng = numpy.random.default_rng(3)
+    for batch in (5, 1, 3, 6, 2, 4):
+        x = rng.standard_normal((batch, 4)).astype(numpy.float32)
+        y = dyn(x)
+        assert y.shape == (batch, 3)
+        numpy.testing.assert_allclose(y, numpy.maximum(x @ w + b, 0), rtol=1e-3, atol=1e-4)
+    with pytest.raises(kiln.InputError, match="outside the compiled range 1..6"):
+        dyn(numpy.zeros((7, 4), numpy.float32))
