@@ -324,10 +324,13 @@ CompiledDynamicModel compile_dynamic(
       }
       variant.padded.push_back(padded);
     }
+    // Only a padded class's rows are cut back; another's size is the run's (and rows of size 1,
+    // or of a class the analysis refused, need not lie where it found them).
     for (const std::vector<passes::RowAxis>& output : rows.output_rows) {
       std::vector<OutputRows> mapped;
       for (const passes::RowAxis& row : output) {
-        mapped.push_back({row.axis, row.inner, global_class[row.dim_class]});
+        const int dim_class = global_class[row.dim_class];
+        if (variant.padded[dim_class]) mapped.push_back({row.axis, row.inner, dim_class});
       }
       variant.output_rows.push_back(std::move(mapped));
     }
@@ -342,6 +345,7 @@ CompiledDynamicModel compile_dynamic(
     program.variants.push_back(std::move(variant));
     compiled.variants.push_back(std::move(model));
   }
+  validate_dynamic_program(program);
   compiled.program = std::move(program);
   return compiled;
 }

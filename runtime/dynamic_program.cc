@@ -45,9 +45,9 @@ std::string describe_dim(const VaryingDim& dim) {
   return fmt::format("input {} dim {}", dim.input, dim.axis);
 }
 
-// What the fields mean: classes and dims within bounds, each variant's sizes in its classes'
-// ranges and its input shapes showing them.
-void validate(const DynamicProgram& program) {
+}  // namespace
+
+void validate_dynamic_program(const DynamicProgram& program) {
   if (program.variants.empty()) throw InputError("no variants");
   const size_t classes = program.classes.size();
   for (const VaryingDim& dim : program.dims) {
@@ -94,6 +94,8 @@ void validate(const DynamicProgram& program) {
     }
   }
 }
+
+namespace {
 
 DynamicProgram decode(std::span<const uint8_t> bytes, const std::string& source) {
   ByteReader in(bytes);
@@ -163,7 +165,7 @@ DynamicProgram decode(std::span<const uint8_t> bytes, const std::string& source)
       error.rethrow_prefixed(fmt::format("variant {}: ", v));
     }
   }
-  validate(program);
+  validate_dynamic_program(program);
   return program;
 }
 

@@ -60,6 +60,11 @@ struct DynamicProgram {
   std::vector<ProgramVariant> variants;
 };
 
+// Checks what the fields mean: classes and dims in range, each variant's sizes in its classes'
+// ranges and shown by its input shapes, each output's rows fitting it; InputError naming the
+// variant.
+void validate_dynamic_program(const DynamicProgram& program);
+
 // Whether the file at `path` (or `bytes`) is a dynamic program ("KILR") rather than a Program.
 bool is_dynamic_program_file(const std::string& path);
 

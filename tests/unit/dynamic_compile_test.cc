@@ -90,6 +90,26 @@ TEST(DynamicCompile, DoesNotPadABatchSizeFoldedIntoAConstant) {
   EXPECT_EQ(batch_sizes(compiled.program), (std::vector<int64_t>{1, 2, 3, 4}));
 }
 
+TEST(DynamicCompile, PadsOneClassAndCompilesEverySizeOfAnother) {
+  const CompiledDynamicModel compiled =
+      compile_dynamic(dynamic_models::row_mean_model(), sm90(), {{"x", {{1, 4}, {2, 3}}}});
+  const DynamicProgram& program = compiled.program;
+  ASSERT_EQ(program.classes.size(), 2u);
+  EXPECT_TRUE(program.classes[0].padded);
+  EXPECT_THAT(program.classes[1].note, HasSubstr("combines elements along axis 1"));
+  ASSERT_EQ(program.variants.size(), 6u);  // batch 1, 2, 4 × length 2, 3
+  for (const ProgramVariant& variant : program.variants) {
+    // Only the batch's rows are cut back; the length is the run's own (even at batch 1, where
+    // the analysis cannot tell the rows apart).
+    for (const OutputRows& rows : variant.output_rows[0]) EXPECT_EQ(rows.dim_class, 0);
+  }
+  const DynamicProgram read =
+      dynamic_program_from_bytes(dynamic_program_to_bytes(program), "test.kiln");
+  const size_t chosen = choose_variant(read, {{3, 2}});
+  EXPECT_EQ(read.variants[chosen].sizes, (std::vector<int64_t>{4, 2}));
+  EXPECT_EQ(real_output_shape(read.variants[chosen], 0, {3, 2}), (Shape{3, 2}));
+}
+
 TEST(DynamicProgram, PadsAndCutsTheLeadingCorner) {
   Tensor small(DType::kF32, {2, 3});
   for (int i = 0; i < 6; ++i) small.data<float>()[i] = static_cast<float>(i + 1);

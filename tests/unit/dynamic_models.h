@@ -53,4 +53,14 @@ inline std::string divide_by_batch_model() {
   return write_model(builder, "divide_by_batch");
 }
 
+// y = x - mean(x over each row): the rows may be padded, the row length may not.
+inline std::string row_mean_model() {
+  ModelBuilder builder;
+  builder.input("x", onnx::TensorProto::FLOAT, {std::string("batch"), std::string("length")});
+  onnx_import::frontend_test::add_ints_attr(builder.node("ReduceMean", {"x"}, {"m"}), "axes", {1});
+  builder.node("Sub", {"x", "m"}, {"y"});
+  builder.output("y");
+  return write_model(builder, "row_mean");
+}
+
 }  // namespace kiln::dynamic_models
