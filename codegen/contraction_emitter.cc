@@ -122,14 +122,21 @@ struct ContractionTactic {
   bool wgmma = false;
   WgmmaTiling wgmma_tiling;
   MmaTiling mma_tiling;
+  // wgmma: TMA copies the operands it can (wgmma_contraction_emitter.h); named " tma", and the
+  // tactic without it " cp.async", where TMA applies.
+  bool tma = false;
+  bool tma_applies = false;
 
   int splits() const { return wgmma ? wgmma_tiling.splits : mma_tiling.splits; }
   // "wgmma 128x192 4 stages", "mma.sync 64x64 split 4": names it among its contraction's.
   std::string describe() const {
     const std::string split = splits() > 1 ? fmt::format(" split {}", splits()) : "";
     if (wgmma) {
-      return fmt::format("wgmma {}x{} {} stages{}", kWgmmaBlockM, wgmma_tiling.block_n,
-                         wgmma_tiling.stages, split);
+      return fmt::format("wgmma {}x{} {} stages{}{}", kWgmmaBlockM, wgmma_tiling.block_n,
+                         wgmma_tiling.stages, split,
+                         !tma_applies ? ""
+                         : tma        ? " tma"
+                                      : " cp.async");
     }
     return fmt::format("mma.sync {}x{}{}", mma_tiling.block_m, mma_tiling.block_n, split);
   }
@@ -162,15 +169,31 @@ Contraction contraction_of(const KernelBody& body, const Target& target) {
     if (!tilings.empty() && wgmma_tiling_fits(view, tilings.front(), target)) {
       for (const WgmmaTiling& tiling : tilings) {
         if (wgmma_tiling_fits(view, tiling, target)) {
-          contraction.tactics.push_back({.wgmma = true, .wgmma_tiling = tiling, .mma_tiling = {}});
+          const bool tma = wgmma_tma_applies(body, view, tiling);
+          contraction.tactics.push_back({.wgmma = true,
+                                         .wgmma_tiling = tiling,
+                                         .mma_tiling = {},
+                                         .tma = tma,
+                                         .tma_applies = tma});
         }
+      }
+      // TMA in every tiling where it applies; the heuristic's tiling also with cp.async copies
+      // alone, for measurement to weigh (and --tactic cp.async to force).
+      if (contraction.tactics.front().tma_applies) {
+        ContractionTactic copies = contraction.tactics.front();
+        copies.tma = false;
+        contraction.tactics.push_back(copies);
       }
     }
   }
   const bool wgmma = !contraction.tactics.empty();
   for (const MmaTiling& tiling :
        mma_tiling_candidates(view.batch, view.rows, view.cols, view.depth, target)) {
-    contraction.tactics.push_back({.wgmma = false, .wgmma_tiling = {}, .mma_tiling = tiling});
+    contraction.tactics.push_back({.wgmma = false,
+                                   .wgmma_tiling = {},
+                                   .mma_tiling = tiling,
+                                   .tma = false,
+                                   .tma_applies = false});
     if (wgmma) break;  // the heuristic's mma.sync tiling only
   }
   return contraction;
@@ -204,9 +227,10 @@ std::vector<KernelSpec> emit_contraction_kernels(const KernelBody& body, const T
   const ContractionTactic& chosen = contraction.tactics[static_cast<size_t>(tactic)];
   const Node& anchor = *contraction.anchor;
   ContractionView& view = *contraction.view;
-  kernels.push_back(chosen.wgmma
-                        ? emit_wgmma_contraction_kernel(body, anchor, view, chosen.wgmma_tiling)
-                        : emit_mma_contraction_kernel(body, anchor, view, chosen.mma_tiling));
+  kernels.push_back(
+      chosen.wgmma
+          ? emit_wgmma_contraction_kernel(body, anchor, view, chosen.wgmma_tiling, chosen.tma)
+          : emit_mma_contraction_kernel(body, anchor, view, chosen.mma_tiling));
   if (chosen.splits() > 1) {
     kernels.push_back(emit_split_k_sum_kernel(body, anchor, view, chosen.splits()));
   }

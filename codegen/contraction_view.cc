@@ -9,6 +9,17 @@
 namespace kiln::codegen {
 namespace {
 
+// An [..., r_size, c_size] operand of a matmul whose result has batch dims `batch` (numpy
+// broadcasting): plain where all its batch dims broadcast (one matrix) or none do.
+std::optional<OperandStrides> matmul_operand_strides(const Shape& shape, int64_t batch,
+                                                     int64_t r_size, int64_t c_size) {
+  if (shape.size() < 2) return std::nullopt;
+  int64_t matrices = 1;
+  for (size_t i = 0; i + 2 < shape.size(); ++i) matrices *= shape[i];
+  if (matrices != 1 && matrices != batch) return std::nullopt;
+  return OperandStrides{.batch = matrices == 1 ? 0 : r_size * c_size, .row = c_size, .column = 1};
+}
+
 class MatmulView : public ContractionView {
  public:
   explicit MatmulView(const Node& node) : ContractionView(node) {
@@ -47,6 +58,13 @@ class MatmulView : public ContractionView {
   bool b_contiguous_along_k() const override { return false; }
   int64_t a_contiguous_run() const override { return depth; }
   int64_t b_contiguous_run() const override { return cols; }
+  std::optional<OperandStrides> a_strides() const override {
+    return matmul_operand_strides(a_operand()->type().shape, batch, rows, depth);
+  }
+  std::optional<OperandStrides> b_strides() const override {
+    if (b_vector_) return std::nullopt;
+    return matmul_operand_strides(b_operand()->type().shape, batch, depth, cols);
+  }
   bool result_contiguous_along_m() const override { return false; }
 
  private:
@@ -99,6 +117,14 @@ class GemmView : public ContractionView {
   bool b_contiguous_along_k() const override { return trans_b_; }
   int64_t a_contiguous_run() const override { return trans_a_ ? rows : depth; }
   int64_t b_contiguous_run() const override { return trans_b_ ? depth : cols; }
+  std::optional<OperandStrides> a_strides() const override {
+    return trans_a_ ? OperandStrides{.batch = 0, .row = 1, .column = rows}
+                    : OperandStrides{.batch = 0, .row = depth, .column = 1};
+  }
+  std::optional<OperandStrides> b_strides() const override {
+    return trans_b_ ? OperandStrides{.batch = 0, .row = 1, .column = depth}
+                    : OperandStrides{.batch = 0, .row = cols, .column = 1};
+  }
   bool result_contiguous_along_m() const override { return false; }
 
  private:
@@ -194,6 +220,15 @@ class ConvView : public ContractionView {
     return channels_last_ ? channels_ / groups_ : a_contiguous_run();
   }
   int64_t b_contiguous_run() const override { return depth; }
+  // A channels-last 1×1 convolution of one group reads X as the [N·H·W, C] matrix; W is
+  // [groups · cols, depth] either way.
+  std::optional<OperandStrides> a_strides() const override {
+    if (!channels_last_ || groups_ != 1 || !is_pointwise()) return std::nullopt;
+    return OperandStrides{.batch = 0, .row = channels_, .column = 1};
+  }
+  std::optional<OperandStrides> b_strides() const override {
+    return OperandStrides{.batch = cols * depth, .row = 1, .column = depth};
+  }
   bool result_contiguous_along_m() const override { return !channels_last_; }
 
  private:

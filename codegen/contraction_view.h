@@ -14,12 +14,20 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "codegen/element_emitter.h"
 #include "codegen/kernel_body.h"
 
 namespace kiln::codegen {
+
+// Where an operand lies as a plain strided tensor in its buffer (ContractionView::a_strides):
+// element (b, r, c) of A(b, m, k) or of B(b, k, n) at b · batch + r · row + c · column, in
+// elements; batch 0 where every b reads the same matrix.
+struct OperandStrides {
+  int64_t batch = 0, row = 0, column = 0;
+};
 
 class ContractionView {
  public:
@@ -67,6 +75,12 @@ class ContractionView {
   // zero-filling where a_padding is false) even where A is not read as it lies. 1 where
   // neighbouring k are not neighbours in memory. Default: A's contiguous run when A lies along k.
   virtual int64_t a_gather_run() const { return a_contiguous_along_m() ? 1 : a_contiguous_run(); }
+
+  // A and B as plain strided tensors of their buffers, where they are (TMA copies their tiles,
+  // codegen/wgmma_contraction_emitter.h); nullopt where not (a convolution's input other than a
+  // channels-last 1×1 one of one group, an operand broadcast over some batch dims only, a vector).
+  virtual std::optional<OperandStrides> a_strides() const { return std::nullopt; }
+  virtual std::optional<OperandStrides> b_strides() const { return std::nullopt; }
 
   // Whether neighbouring m (rather than n) are neighbours in the result (a convolution's output
   // pixels), so a kernel that walks the result element by element walks m first.

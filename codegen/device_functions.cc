@@ -415,6 +415,44 @@ __device__ __forceinline__ void kiln_wgmma_wait() {
          static_cast<unsigned long long>((leading_bytes >> 4) & 0x3FFFu) << 16 |
          static_cast<unsigned long long>((stride_bytes >> 4) & 0x3FFFu) << 32 | 1ull << 62;
 })"},
+      // Hopper's bulk tensor copies (TMA, sm_90): a tensor map as a kernel takes it by value
+      // (`const __grid_constant__ kiln_tensor_map`: cuda.h's CUtensorMap, which NVRTC lacks),
+      // the shared-memory mbarriers the copies complete on (initialized by one thread, then
+      // fenced for the copy engine), a thread's arrival that also expects `bytes` of copies, the
+      // wait for a phase's completion, and one copy of a box at the coordinates (innermost
+      // first; outside the tensor it writes zeros) into shared memory at `shared`.
+      {"kiln_tensor_map", R"(struct __align__(128) kiln_tensor_map {
+  unsigned long long opaque[16];
+};)"},
+      {"kiln_mbarrier_init",
+       R"(__device__ __forceinline__ void kiln_mbarrier_init(unsigned barrier, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" :: "r"(barrier), "r"(count) : "memory");
+})"},
+      {"kiln_fence_mbarrier_init", R"(__device__ __forceinline__ void kiln_fence_mbarrier_init() {
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+})"},
+      {"kiln_mbarrier_expect_tx",
+       R"(__device__ __forceinline__ void kiln_mbarrier_expect_tx(unsigned barrier, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(barrier), "r"(bytes) : "memory");
+})"},
+      {"kiln_mbarrier_wait",
+       R"(__device__ __forceinline__ void kiln_mbarrier_wait(unsigned barrier, unsigned parity) {
+  unsigned done = 0;
+  do {
+    asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}"
+                 : "=r"(done) : "r"(barrier), "r"(parity) : "memory");
+  } while (!done);
+})"},
+      {"kiln_tma_load_2d",
+       R"(__device__ __forceinline__ void kiln_tma_load_2d(unsigned shared, const kiln_tensor_map* map, int c0, int c1, unsigned barrier) {
+  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
+               :: "r"(shared), "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(barrier) : "memory");
+})"},
+      {"kiln_tma_load_3d",
+       R"(__device__ __forceinline__ void kiln_tma_load_3d(unsigned shared, const kiln_tensor_map* map, int c0, int c1, int c2, unsigned barrier) {
+  asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];"
+               :: "r"(shared), "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(barrier) : "memory");
+})"},
       {"kiln_cp_async_commit", R"(__device__ __forceinline__ void kiln_cp_async_commit() {
   asm volatile("cp.async.commit_group;");
 })"},

@@ -3,7 +3,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "codegen/device_functions.h"
+#include "ir/error.h"
 #include "runtime/kernel_header.h"
 
 namespace kiln::codegen {
@@ -25,9 +28,13 @@ std::string joined(const std::vector<std::string>& items, const std::string& sep
 }  // namespace
 
 std::string kernel_code(const KernelSpec& spec, const std::string& name) {
+  std::string signature = spec.params.signature();
+  for (size_t i = 0; i < spec.tensor_maps.size(); ++i) {
+    signature += fmt::format(", const __grid_constant__ kiln_tensor_map g_map{}", i);
+  }
   std::string function =
       fmt::format("extern \"C\" __global__ void __launch_bounds__({}) {}({}) {{\n{}}}\n",
-                  spec.max_threads, name, spec.params.signature(), spec.body);
+                  spec.max_threads, name, signature, spec.body);
   std::string code = device_functions_for(spec.definitions + function);
   if (!spec.definitions.empty()) code += spec.definitions + "\n";
   return code + function;
@@ -70,6 +77,21 @@ std::string kernel_source(const KernelSpec& spec, const std::string& name,
     }
   }
   if (!written.empty()) text += std::string(kWrittenParametersLine) + joined(written, ", ") + "\n";
+  if (!spec.tensor_maps.empty()) {
+    std::vector<KernelTensorMap> maps;
+    for (const KernelSpec::TensorMap& tensor_map : spec.tensor_maps) {
+      maps.push_back(tensor_map.map);
+      const auto param = std::find_if(params.begin(), params.end(), [&](const KernelParam& p) {
+        return p.name == tensor_map.parameter;
+      });
+      if (param == params.end()) {
+        throw InternalError("kernel " + name + ": a tensor map of no parameter " +
+                            tensor_map.parameter);
+      }
+      maps.back().parameter = static_cast<int>(param - params.begin());
+    }
+    text += std::string(kTensorMapsLine) + format_tensor_maps(maps) + "\n";
+  }
   return text + "\n" + kernel_code(spec, name);
 }
 

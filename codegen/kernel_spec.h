@@ -10,6 +10,7 @@
 
 #include "codegen/kernel_body.h"
 #include "codegen/kernel_params.h"
+#include "runtime/kernel_header.h"
 
 namespace kiln::codegen {
 
@@ -28,6 +29,15 @@ struct KernelSpec {
   // (runtime/kernel_header.h), not into its code, so they do not change its name.
   std::string tactic;
   int64_t flops = 0;
+  // TMA tensor maps the kernel takes by value after its pointer parameters, as `const
+  // __grid_constant__ kiln_tensor_map g_map0, g_map1, ...`: each of the buffer of the pointer
+  // parameter named `parameter` ("in0", "const1"), its position filled in by kernel_source,
+  // which states the maps in the header (runtime/kernel_header.h) for the session to encode.
+  struct TensorMap {
+    std::string parameter;
+    KernelTensorMap map;
+  };
+  std::vector<TensorMap> tensor_maps;
 };
 
 // Starts a spec for `body`: its kind and ops, blocks of `threads` (also the launch bound) on

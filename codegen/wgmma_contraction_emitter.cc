@@ -9,6 +9,7 @@
 #include "codegen/strided_view.h"
 #include "codegen/vector_access.h"
 #include "ir/error.h"
+#include "runtime/kernel_header.h"
 
 namespace kiln::codegen {
 namespace {
@@ -82,6 +83,58 @@ bool gathers_a(const KernelParams& params, const ContractionView& view) {
 
 bool is_16_bit(DType dtype) { return dtype == DType::kF16 || dtype == DType::kBF16; }
 
+// Bytes after the stages: one 8-byte mbarrier a stage, which the TMA copies complete on.
+int64_t barrier_bytes(const WgmmaTiling& tiling) { return 8 * int64_t{tiling.stages}; }
+
+// The tensor map with which TMA copies an operand's tile of a K step, where it can: the operand
+// a buffer read as it lies (no prologue, gather or view) and a plain strided tensor
+// (`strides`, of A(b, m, k) when `a`, else of B(b, k, n)), 16-bit, its strides whole 16 bytes,
+// and the K steps of a split-K slice never reaching into the next slice. The tile's layout (the
+// header) is the 128-byte swizzle of boxes 64 values wide: a K-major tile one box of 64 k ×
+// `extent` rows, an MN-major one extent / 64 boxes of 64 m or n × 64 k. Where the grid has
+// several batch indices and the operand differs between them, a third dimension over the batch.
+// Outside the operand the boxes read zeros, as the cp.async copies zero-fill.
+std::optional<KernelTensorMap> operand_tensor_map(const ContractionView& view,
+                                                  const WgmmaTiling& tiling, bool a, bool k_major,
+                                                  int extent,
+                                                  std::optional<OperandStrides> strides) {
+  const Value* operand = a ? view.a_operand() : view.b_operand();
+  const DType dtype = operand->type().dtype;
+  if (!strides || !is_16_bit(dtype) ||
+      (tiling.splits > 1 && tiling.split_depth % kWgmmaTileK != 0)) {
+    return std::nullopt;
+  }
+  const int64_t other_size = a ? view.rows : view.cols;
+  const int64_t other_stride = a ? strides->row : strides->column;
+  const int64_t k_stride = a ? strides->column : strides->row;
+  KernelTensorMap map;
+  map.dtype = dtype;
+  map.swizzle = kRowBytes;
+  if (k_major) {
+    if (k_stride != 1) return std::nullopt;
+    map.dims = {view.depth, other_size};
+    map.strides = {other_stride * 2};
+    map.box = {kWgmmaTileK, extent};
+  } else {
+    if (other_stride != 1 || extent % 64 != 0) return std::nullopt;
+    map.dims = {other_size, view.depth};
+    map.strides = {k_stride * 2};
+    map.box = {64, kWgmmaTileK};
+  }
+  if (view.batch > 1 && strides->batch != 0) {
+    map.dims.push_back(view.batch);
+    map.strides.push_back(strides->batch * 2);
+    map.box.push_back(1);
+  }
+  for (const int64_t stride : map.strides) {
+    if (stride % 16 != 0 || stride >= (int64_t{1} << 40)) return std::nullopt;
+  }
+  for (const int64_t dim : map.dims) {
+    if (dim >= (int64_t{1} << 31)) return std::nullopt;
+  }
+  return map;
+}
+
 // One operand's tile of a K step in shared memory (see the header for the layout).
 struct SwizzledTile {
   char name = 'a';
@@ -93,6 +146,10 @@ struct SwizzledTile {
   // A computed by data movement alone from the buffer `parameter` (a_chunk_view): copies read
   // the buffer's elements that A's elements are.
   std::optional<FlatStridedView> view;
+  // Copied by TMA (one thread's cp.async.bulk.tensor per box) through kernel parameter
+  // g_map{map_index}, rather than by every thread's cp.async.
+  std::optional<KernelTensorMap> map;
+  int map_index = 0;
 
   int rows() const { return k_major ? extent : kWgmmaTileK; }
   int chunks_per_row() const { return k_major ? kRowBytes / 16 : extent / kVector; }
@@ -130,7 +187,7 @@ std::string wgmma_function(int block_n, DType dtype, bool a_k_major, bool b_k_ma
 class WgmmaKernelWriter {
  public:
   WgmmaKernelWriter(const KernelBody& body, const Node& anchor, ContractionView& view,
-                    const WgmmaTiling& tiling, KernelSpec& spec, ElementEmitter& e)
+                    const WgmmaTiling& tiling, bool tma, KernelSpec& spec, ElementEmitter& e)
       : body_(body),
         anchor_(anchor),
         view_(view),
@@ -151,23 +208,39 @@ class WgmmaKernelWriter {
     b_.offset = a_.bytes();
     b_.parameter = e.params().read(view.b_operand());
     stage_bytes_ = a_.bytes() + b_.bytes();
+    if (tma) {
+      if (!a_.view && !a_.gathered) {
+        a_.map = operand_tensor_map(view, tiling, true, a_.k_major, a_.extent, view.a_strides());
+      }
+      b_.map = operand_tensor_map(view, tiling, false, b_.k_major, b_.extent, view.b_strides());
+      for (SwizzledTile* tile : {&a_, &b_}) {
+        if (!tile->map) continue;
+        tile->map_index = static_cast<int>(spec.tensor_maps.size());
+        spec.tensor_maps.push_back({tile->parameter, *tile->map});
+      }
+    }
   }
 
   void write(const std::vector<std::string>& outputs) {
     const DType dtype = anchor_.operand(0)->type().dtype;
     spec_.definitions = wgmma_function(tiling_.block_n, dtype, a_.k_major, b_.k_major);
     // The swizzle repeats every 1024 bytes of shared address: the stages start 1024-aligned.
-    spec_.shared_bytes = static_cast<uint32_t>(tiling_.stages * stage_bytes_ + kAtomBytes);
+    spec_.shared_bytes = static_cast<uint32_t>(tiling_.stages * stage_bytes_ + kAtomBytes +
+                                               (tma() ? barrier_bytes(tiling_) : 0));
     declarations();
     main_loop();
     results(outputs);
     const char* a_source = a_.view       ? "copied through a strided view"
                            : a_.gathered ? "gathered (channels-last conv)"
                                          : "read as it lies";
+    const char* by_tma = a_.map && b_.map ? ", A and B by TMA"
+                         : a_.map         ? ", A by TMA"
+                         : b_.map         ? ", B by TMA"
+                                          : "";
     spec_.tactic = fmt::format(
-        "wgmma {}x{}x{} tile, {} stages, A {}-major {}, B {}-major{}", kWgmmaBlockM,
+        "wgmma {}x{}x{} tile, {} stages, A {}-major {}, B {}-major{}{}", kWgmmaBlockM,
         tiling_.block_n, kWgmmaTileK, tiling_.stages, a_.k_major ? "K" : "MN", a_source,
-        b_.k_major ? "K" : "MN",
+        b_.k_major ? "K" : "MN", by_tma,
         tiling_.splits > 1 ? fmt::format(", split-K into {} slices", tiling_.splits) : "");
     spec_.flops = 2 * view_.batch * view_.rows * view_.cols * view_.depth;
   }
@@ -201,21 +274,50 @@ class WgmmaKernelWriter {
                            tiling_.block_n / 2));
   }
 
+  bool tma() const { return a_.map || b_.map; }
+  bool copies() const { return !a_.map || !b_.map; }  // cp.async for at least one operand
+
   void main_loop() {
     const int stages = tiling_.stages;
+    const std::string steps =
+        fmt::format("const int g_steps = static_cast<int>((g_kend - g_kbegin + {}) / {});",
+                    kWgmmaTileK - 1, kWgmmaTileK);
+    if (tma()) {
+      for (const SwizzledTile* tile : {&a_, &b_}) {
+        if (!tile->map) continue;
+        const std::string map = format_tensor_maps({*tile->map});
+        code_.line(fmt::format("// {} by TMA through g_map{} of {}: {}",
+                               tile->name == 'a' ? 'A' : 'B', tile->map_index, tile->parameter,
+                               map.substr(map.find(' ') + 1)));
+      }
+      // One mbarrier a stage after the stages, completed by its TMA copies' bytes.
+      code_.line(
+          fmt::format("const unsigned g_full = g_smem + {};", tiling_.stages * stage_bytes_));
+      e_.open_block("if (threadIdx.x == 0)");
+      code_.line(fmt::format(
+          "for (int g_s = 0; g_s < {}; ++g_s) kiln_mbarrier_init(g_full + g_s * 8, 1);", stages));
+      code_.line("kiln_fence_mbarrier_init();");
+      e_.close_block();
+      code_.line("__syncthreads();");
+      code_.line(steps);
+    }
     for (int ahead = 0; ahead < stages - 2; ++ahead) {
       load_step(ahead == 0 ? "g_kbegin" : fmt::format("g_kbegin + {}", ahead * kWgmmaTileK),
-                std::to_string(ahead));
+                std::to_string(ahead), std::to_string(ahead));
     }
-    code_.line(fmt::format("const int g_steps = static_cast<int>((g_kend - g_kbegin + {}) / {});",
-                           kWgmmaTileK - 1, kWgmmaTileK));
+    if (!tma()) code_.line(steps);
     e_.open_block("for (int g_step = 0; g_step < g_steps; ++g_step)");
-    code_.line(fmt::format("kiln_cp_async_wait<{}>();", stages - 3));
-    code_.line("kiln_fence_proxy_async();");
+    if (copies()) code_.line(fmt::format("kiln_cp_async_wait<{}>();", stages - 3));
+    if (tma()) {
+      code_.line(fmt::format("kiln_mbarrier_wait(g_full + g_step % {} * 8, g_step / {} & 1);",
+                             stages, stages));
+    }
+    if (copies()) code_.line("kiln_fence_proxy_async();");
     code_.line("__syncthreads();");
     code_.line(fmt::format("const {} g_kahead = g_kbegin + static_cast<{}>(g_step + {}) * {};",
                            index_, index_, stages - 2, kWgmmaTileK));
-    load_step("g_kahead", fmt::format("(g_step + {}) % {}", stages - 2, stages));
+    load_step("g_kahead", fmt::format("(g_step + {}) % {}", stages - 2, stages),
+              fmt::format("g_step + {}", stages - 2));
     code_.line(fmt::format("const unsigned g_stage = g_smem + g_step % {} * {};", stages,
                            stage_bytes_));
     code_.line(fmt::format("const unsigned g_a_tile = g_stage + {} + g_warpgroup * {};",
@@ -234,26 +336,63 @@ class WgmmaKernelWriter {
     code_.line("kiln_wgmma_wait<1>();");
     e_.close_block();
     code_.line("kiln_wgmma_wait<0>();");
-    // The copies issued past the last step (zero-fills) must land before the block ends.
-    code_.line("kiln_cp_async_wait<0>();");
+    // The copies issued past the last step (zero-fills) must land before the block ends. TMA
+    // copies are issued only for steps the loop waits for.
+    if (copies()) code_.line("kiln_cp_async_wait<0>();");
   }
 
-  // Both tiles of the step at depth `k0` into stage `stage`, one cp.async group.
-  void load_step(const std::string& k0, const std::string& stage) {
-    load_tile(a_, k0, stage, "g_m0", view_.rows,
-              [&](const std::string& m, const std::string& k) {
-                const std::string at = view_.a_index(e_, "g_b", m, k);
-                return a_.view ? source_index(e_, *a_.view, at) : at;
-              },
-              [&](const std::string& m, const std::string& k) {
-                return view_.a_padding(e_, "g_b", m, k);
-              });
-    load_tile(b_, k0, stage, "g_n0", view_.cols,
-              [&](const std::string& n, const std::string& k) {
-                return view_.b_index(e_, "g_b", k, n);
-              },
-              [](const std::string&, const std::string&) { return std::string(); });
-    code_.line("kiln_cp_async_commit();");
+  // Both tiles of step `step` (at depth `k0`) into stage `stage`: the cp.async ones as one
+  // group, the TMA ones by thread 0 on the stage's mbarrier, for steps before the last only.
+  void load_step(const std::string& k0, const std::string& stage, const std::string& step) {
+    if (!a_.map) {
+      load_tile(
+          a_, k0, stage, "g_m0", view_.rows,
+          [&](const std::string& m, const std::string& k) {
+            const std::string at = view_.a_index(e_, "g_b", m, k);
+            return a_.view ? source_index(e_, *a_.view, at) : at;
+          },
+          [&](const std::string& m, const std::string& k) {
+            return view_.a_padding(e_, "g_b", m, k);
+          });
+    }
+    if (!b_.map) {
+      load_tile(
+          b_, k0, stage, "g_n0", view_.cols,
+          [&](const std::string& n, const std::string& k) {
+            return view_.b_index(e_, "g_b", k, n);
+          },
+          [](const std::string&, const std::string&) { return std::string(); });
+    }
+    if (copies()) code_.line("kiln_cp_async_commit();");
+    if (!tma()) return;
+    e_.open_block(fmt::format("if (threadIdx.x == 0 && {} < g_steps)", step));
+    code_.line(fmt::format("const unsigned g_bar = g_full + ({}) * 8, g_dst = g_smem + ({}) * {};",
+                           stage, stage, stage_bytes_));
+    int64_t bytes = 0;
+    for (const SwizzledTile* tile : {&a_, &b_}) {
+      if (tile->map) bytes += tile->bytes();
+    }
+    code_.line(fmt::format("kiln_mbarrier_expect_tx(g_bar, {});", bytes));
+    for (const SwizzledTile* tile : {&a_, &b_}) {
+      if (tile->map) copy_tile(*tile, k0, tile->name == 'a' ? "g_m0" : "g_n0");
+    }
+    e_.close_block();
+  }
+
+  // A TMA tile: K-major one box at (k0, other0), MN-major a box at (other0 + 64 j, k0) for each
+  // 64 rows j, 8 KiB apart; the batch index third where the map has three dimensions.
+  void copy_tile(const SwizzledTile& tile, const std::string& k0, const std::string& other0) {
+    const bool batched = tile.map->dims.size() == 3;
+    const int boxes = tile.k_major ? 1 : tile.extent / 64;
+    for (int j = 0; j < boxes; ++j) {
+      const std::string other = j == 0 ? fmt::format("static_cast<int>({})", other0)
+                                       : fmt::format("static_cast<int>({}) + {}", other0, 64 * j);
+      const std::string k = fmt::format("static_cast<int>({})", k0);
+      code_.line(fmt::format("kiln_tma_load_{}d(g_dst + {}, &g_map{}, {}, {}{}, g_bar);",
+                             batched ? 3 : 2, tile.offset + j * kBlockBytes, tile.map_index,
+                             tile.k_major ? k : other, tile.k_major ? other : k,
+                             batched ? ", static_cast<int>(g_b)" : ""));
+    }
   }
 
   // Chunk q = threadIdx.x + p · threads of the tile (row q / C, chunk q mod C of C a row), so
@@ -479,11 +618,24 @@ bool wgmma_tiling_fits(const ContractionView& view, const WgmmaTiling& tiling,
     return false;
   }
   const int64_t stage = int64_t{kWgmmaBlockM + tiling.block_n} * kWgmmaTileK * 2;
-  return tiling.stages * stage + kAtomBytes <= std::min(kSharedLimit, target.shared_memory_per_block);
+  return tiling.stages * stage + kAtomBytes + barrier_bytes(tiling) <=
+         std::min(kSharedLimit, target.shared_memory_per_block);
+}
+
+bool wgmma_tma_applies(const KernelBody& body, const ContractionView& view,
+                       const WgmmaTiling& tiling) {
+  KernelParams params;
+  for (const Value* input : body.inputs) params.add_input(input);
+  const bool a_as_it_lies = !a_chunk_view(params, view) && reads_a_as_it_lies(params, view);
+  return (a_as_it_lies && operand_tensor_map(view, tiling, true, !view.a_contiguous_along_m(),
+                                             kWgmmaBlockM, view.a_strides())) ||
+         operand_tensor_map(view, tiling, false, view.b_contiguous_along_k(), tiling.block_n,
+                            view.b_strides());
 }
 
 KernelSpec emit_wgmma_contraction_kernel(const KernelBody& body, const Node& anchor,
-                                         ContractionView& view, const WgmmaTiling& tiling) {
+                                         ContractionView& view, const WgmmaTiling& tiling,
+                                         bool tma) {
   const std::array<uint32_t, 3> grid{static_cast<uint32_t>(ceil_div(view.cols, tiling.block_n)),
                                      static_cast<uint32_t>(ceil_div(view.rows, kWgmmaBlockM)),
                                      static_cast<uint32_t>(view.batch * tiling.splits)};
@@ -497,7 +649,7 @@ KernelSpec emit_wgmma_contraction_kernel(const KernelBody& body, const Node& anc
   CodeWriter code(1);
   ElementEmitter e(code, spec.params,
                    index_type_for(body, split_k_workspace_floats(view, tiling.splits)));
-  WgmmaKernelWriter(body, anchor, view, tiling, spec, e).write(outputs);
+  WgmmaKernelWriter(body, anchor, view, tiling, tma, spec, e).write(outputs);
   spec.body = code.text();
   return spec;
 }

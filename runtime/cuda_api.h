@@ -58,6 +58,20 @@ CudaStream create_non_blocking_stream();
 CudaEvent create_ordering_event();
 CudaEvent create_event();
 
+struct KernelTensorMap;  // runtime/kernel_header.h
+
+// A CUtensorMap's 128 bytes (cuda.h's type: kiln's runtime headers do not include cuda.h), as a
+// kernel takes it by value.
+struct alignas(128) TensorMapBytes {
+  unsigned long long opaque[16];
+};
+
+// `map` encoded for the buffer at `pointer` by the driver's cuTensorMapEncodeTiled (fetched once
+// through cudaGetDriverEntryPointByVersion: kiln links no libcuda). Throws InternalError naming
+// `what` (the kernel and parameter) where the driver has no such function or refuses the map.
+TensorMapBytes encode_tensor_map(const KernelTensorMap& map, void* pointer,
+                                 const std::string& what);
+
 // Makes `device` the calling thread's current CUDA device while it lives, then restores the device
 // that was current before (so a session's calls leave the caller's current device as it was).
 class CurrentDevice {

@@ -1,6 +1,8 @@
 // Reading a kernel's header comment (see the header).
 #include "runtime/kernel_header.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <charconv>
 
@@ -70,6 +72,112 @@ std::optional<std::vector<int>> kernel_written_parameters(const ProgramKernel& k
     if (rest.empty()) return positions;
     if (!rest.starts_with(", ")) return std::nullopt;
     rest.remove_prefix(2);
+  }
+}
+
+namespace {
+
+std::string joined_numbers(const std::vector<int64_t>& numbers) {
+  std::string text;
+  for (const int64_t number : numbers) text += (text.empty() ? "" : "x") + std::to_string(number);
+  return text;
+}
+
+// Consumes `word` and one space after it (none at the end of `rest`).
+bool take_word(std::string_view& rest, std::string_view word) {
+  if (!rest.starts_with(word)) return false;
+  rest.remove_prefix(word.size());
+  if (rest.empty()) return true;
+  if (rest.front() != ' ') return false;
+  rest.remove_prefix(1);
+  return true;
+}
+
+std::optional<std::string_view> take_token(std::string_view& rest) {
+  const size_t end = rest.find(' ');
+  const std::string_view token = rest.substr(0, end);
+  if (token.empty()) return std::nullopt;
+  rest.remove_prefix(end == std::string_view::npos ? rest.size() : end + 1);
+  return token;
+}
+
+std::optional<int64_t> whole_number(std::string_view text) {
+  int64_t value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || error != std::errc() || end != text.data() + text.size() || value < 0) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+// "768x4096": positive numbers joined by 'x'.
+std::optional<std::vector<int64_t>> number_list(std::string_view text) {
+  std::vector<int64_t> numbers;
+  while (true) {
+    const size_t end = text.find('x');
+    const std::optional<int64_t> number = whole_number(text.substr(0, end));
+    if (!number || *number == 0) return std::nullopt;
+    numbers.push_back(*number);
+    if (end == std::string_view::npos) return numbers;
+    text.remove_prefix(end + 1);
+  }
+}
+
+std::optional<KernelTensorMap> parse_tensor_map(std::string_view text) {
+  KernelTensorMap map;
+  const std::optional<std::string_view> parameter = take_token(text);
+  const std::optional<int64_t> position = parameter ? whole_number(*parameter) : std::nullopt;
+  if (!position || *position > 4096) return std::nullopt;
+  map.parameter = static_cast<int>(*position);
+  const std::optional<std::string_view> dtype_text = take_token(text);
+  const std::optional<DType> dtype = dtype_text ? parse_dtype(*dtype_text) : std::nullopt;
+  if (!dtype) return std::nullopt;
+  map.dtype = *dtype;
+  std::optional<std::vector<int64_t>> dims, strides, box;
+  std::optional<int64_t> swizzle;
+  if (!take_word(text, "dims") || !(dims = number_list(take_token(text).value_or(""))) ||
+      !take_word(text, "strides") || !(strides = number_list(take_token(text).value_or(""))) ||
+      !take_word(text, "box") || !(box = number_list(take_token(text).value_or(""))) ||
+      !take_word(text, "swizzle") || !(swizzle = whole_number(take_token(text).value_or(""))) ||
+      !text.empty()) {
+    return std::nullopt;
+  }
+  if (dims->size() < 2 || dims->size() > 5 || strides->size() + 1 != dims->size() ||
+      box->size() != dims->size() ||
+      (*swizzle != 0 && *swizzle != 32 && *swizzle != 64 && *swizzle != 128)) {
+    return std::nullopt;
+  }
+  map.dims = std::move(*dims);
+  map.strides = std::move(*strides);
+  map.box = std::move(*box);
+  map.swizzle = static_cast<int>(*swizzle);
+  return map;
+}
+
+}  // namespace
+
+std::string format_tensor_maps(const std::vector<KernelTensorMap>& maps) {
+  std::string text;
+  for (const KernelTensorMap& map : maps) {
+    text += fmt::format("{}{} {} dims {} strides {} box {} swizzle {}", text.empty() ? "" : "; ",
+                        map.parameter, dtype_name(map.dtype), joined_numbers(map.dims),
+                        joined_numbers(map.strides), joined_numbers(map.box), map.swizzle);
+  }
+  return text;
+}
+
+std::optional<std::vector<KernelTensorMap>> kernel_tensor_maps(const ProgramKernel& kernel) {
+  const std::optional<std::string_view> line = header_line(kernel.source, kTensorMapsLine);
+  std::vector<KernelTensorMap> maps;
+  if (!line) return maps;
+  std::string_view rest = *line;
+  while (true) {
+    const size_t end = rest.find("; ");
+    const std::optional<KernelTensorMap> map = parse_tensor_map(rest.substr(0, end));
+    if (!map) return std::nullopt;
+    maps.push_back(*map);
+    if (end == std::string_view::npos) return maps;
+    rest.remove_prefix(end + 2);
   }
 }
 

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ir/dtype.h"
 #include "runtime/program.h"
 
 namespace kiln {
@@ -20,6 +21,7 @@ inline constexpr std::string_view kTacticLine = "// tactic: ";
 inline constexpr std::string_view kFlopsLine = "// flops per launch: ";
 inline constexpr std::string_view kParametersLine = "// parameters: ";
 inline constexpr std::string_view kWrittenParametersLine = "// written parameters: ";
+inline constexpr std::string_view kTensorMapsLine = "// tensor maps: ";
 
 // The tactic the kernel's header states, or "" (kernels that state none: loops, reductions).
 std::string kernel_tactic(const ProgramKernel& kernel);
@@ -27,7 +29,8 @@ std::string kernel_tactic(const ProgramKernel& kernel);
 // The floating-point operations per launch the header states, or 0.
 int64_t kernel_flops(const ProgramKernel& kernel);
 
-// The number of parameters (pointers) the kernel function takes, as the header states it, or
+// The number of pointer parameters the kernel function takes (its tensor maps follow them and are
+// not counted), as the header states it, or
 // -1 for a source that does not (one not written by codegen). Steps must pass exactly as many
 // arguments (program_validation.h); the session checks the compiled kernel against it.
 int kernel_parameter_count(const ProgramKernel& kernel);
@@ -41,5 +44,28 @@ std::optional<std::vector<int>> kernel_written_parameters(const ProgramKernel& k
 // Whether the header has a written-parameters line at all (one kernel_written_parameters cannot
 // read is malformed: program_validation.h refuses it).
 bool kernel_states_written_parameters(const ProgramKernel& kernel);
+
+// A TMA tensor map (Hopper's bulk tensor copies, cp.async.bulk.tensor) that a kernel takes by
+// value after its pointer parameters: the session encodes it for the device pointer the step
+// passes as parameter `parameter` (cuTensorMapEncodeTiled, session.h) at every launch and graph
+// build. The kernel receives it as a 128-byte `const __grid_constant__ kiln_tensor_map`.
+struct KernelTensorMap {
+  int parameter = 0;             // the pointer parameter whose buffer the map reads
+  DType dtype = DType::kF16;     // its elements
+  std::vector<int64_t> dims;     // elements along each dimension, innermost first (rank 2 to 5)
+  std::vector<int64_t> strides;  // bytes from one index to the next along dims[1..]: rank - 1
+  std::vector<int64_t> box;      // elements one copy moves along each dimension (1 to 256)
+  int swizzle = 128;             // the shared-memory swizzle in bytes: 0 (none), 32, 64 or 128
+  bool operator==(const KernelTensorMap&) const = default;
+};
+
+// The header line's value for `maps`, in kernel parameter order, "; "-separated, each
+// "PARAM DTYPE dims D0xD1.. strides S1x.. box B0xB1.. swizzle W", e.g.
+// "0 f16 dims 768x4096 strides 1536 box 64x128 swizzle 128" (dims and box innermost first, in
+// elements; strides in bytes).
+std::string format_tensor_maps(const std::vector<KernelTensorMap>& maps);
+// The tensor maps the header states ("// tensor maps: ..."; none without the line), or nullopt
+// where the line is malformed (program_validation.h refuses it).
+std::optional<std::vector<KernelTensorMap>> kernel_tensor_maps(const ProgramKernel& kernel);
 
 }  // namespace kiln

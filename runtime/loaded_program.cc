@@ -44,41 +44,52 @@ void load_kernels(LoadedProgram& loaded) {
   }
 }
 
-// Each kernel takes only pointers, as many as each step that launches it passes (cudaLaunchKernel
-// reads one argument per parameter: a short list would be read past its end). A kernel whose
+// Each kernel takes pointers, as many as each step that launches it passes (cudaLaunchKernel
+// reads one argument per parameter: a short list would be read past its end), then the 128-byte
+// tensor maps its header states (the session appends them). A kernel whose
 // source states its parameter count (runtime/kernel_header.h; every kernel codegen writes, and
 // validate_program has checked the steps against it) has exactly those parameters asked for, so
 // no query fails and compute-sanitizer sees no API error (compiled code with more parameters
 // than its source states would pass unseen; the source hash and the file's checksum stand
 // between them). Other kernels (sources written by
-// hand) are counted by asking for one past the last, which fails once per kernel by design.
+// hand, stating no tensor maps) are counted by asking for one past the last, which fails once
+// per kernel by design.
 void check_kernel_parameters(const LoadedProgram& loaded) {
   const Program& program = loaded.program;
   std::vector<size_t> parameter_counts;
   for (size_t i = 0; i < program.kernels.size(); ++i) {
     const ProgramKernel& kernel = program.kernels[i];
     const int recorded = kernel_parameter_count(kernel);
+    const size_t maps = loaded.tensor_maps[i].size();
     const void* function = reinterpret_cast<const void*>(loaded.kernels[i]);
     size_t count = 0;
     for (;; ++count) {
-      if (recorded >= 0 && count == static_cast<size_t>(recorded)) break;
+      if (recorded >= 0 && count == static_cast<size_t>(recorded) + maps) break;
       size_t offset = 0;
       size_t size = 0;
       if (cudaFuncGetParamInfo(function, count, &offset, &size) != cudaSuccess) {
         cudaGetLastError();
         if (recorded < 0) break;  // one past the last: counted
-        throw InputError(fmt::format("kernel '{}': its compiled code has {} parameters, its "
-                                     "source says {}",
-                                     kernel.name, count, recorded));
+        throw InputError(
+            fmt::format("kernel '{}': its compiled code has {} parameters, its "
+                        "source says {}",
+                        kernel.name, count, static_cast<size_t>(recorded) + maps));
       }
-      if (size != sizeof(void*)) {
+      const bool map = recorded >= 0 && count >= static_cast<size_t>(recorded);
+      if (map && size != sizeof(TensorMapBytes)) {
+        throw InputError(
+            fmt::format("kernel '{}': parameter {} takes {} bytes; a tensor map "
+                        "takes {}",
+                        kernel.name, count, size, sizeof(TensorMapBytes)));
+      }
+      if (!map && size != sizeof(void*)) {
         throw InputError(
             fmt::format("kernel '{}': parameter {} takes {} bytes; kiln kernels take "
                         "only pointers",
                         kernel.name, count, size));
       }
     }
-    parameter_counts.push_back(count);
+    parameter_counts.push_back(count - (recorded >= 0 ? maps : 0));
   }
   for (size_t i = 0; i < program.steps.size(); ++i) {
     const ProgramStep& step = program.steps[i];
@@ -156,6 +167,10 @@ std::shared_ptr<const LoadedProgram> load_program(
     throw InputError(shortfall + " (" + loaded->device_description + ")");
   }
   load_kernels(*loaded);
+  for (const ProgramKernel& kernel : loaded->program.kernels) {
+    loaded->tensor_maps.push_back(
+        kernel_tensor_maps(kernel).value_or(std::vector<KernelTensorMap>()));
+  }
   check_kernel_parameters(*loaded);
   allow_shared_memory(*loaded);
   if (weights_of) {

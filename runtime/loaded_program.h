@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "runtime/cuda_api.h"
+#include "runtime/kernel_header.h"
 #include "runtime/program.h"
 #include "runtime/step_dependencies.h"
 
@@ -23,6 +24,9 @@ struct LoadedProgram {
   std::string device_description;     // "device 0: NVIDIA H100 80GB HBM3 (sm_90)"
   std::vector<CudaLibrary> libraries;
   std::vector<cudaKernel_t> kernels;  // per program kernel
+  // Per program kernel, the tensor maps its header states (kernel_header.h): the session encodes
+  // them for each step's pointers.
+  std::vector<std::vector<KernelTensorMap>> tensor_maps;
   StepGraph dependencies;             // with ArenaSharing::kOrdersSteps
   std::shared_ptr<void> weights;      // the device copy of program.weights, maybe shared
 

@@ -227,6 +227,73 @@ void check_launch_geometry(const Program& program, size_t index) {
   }
 }
 
+// The tensor maps a step's kernel states (runtime/kernel_header.h): well formed, each of a
+// pointer parameter the step passes, of its buffer's element type, within the buffer's bytes,
+// in the limits cuTensorMapEncodeTiled sets (strides multiples of 16 bytes, boxes of 1 to 256
+// elements, a swizzled box row no longer than the swizzle). Expects the step's arguments to be
+// valid buffer indices.
+void check_tensor_maps(const Program& program, size_t index) {
+  const ProgramStep& step = program.steps[index];
+  const ProgramKernel& kernel = program.kernels[step.kernel];
+  const std::optional<std::vector<KernelTensorMap>> maps = kernel_tensor_maps(kernel);
+  const std::string what = describe_step(program, index);
+  if (!maps) {
+    throw InputError(fmt::format(
+        "{}: its kernel's header line '// tensor maps' is malformed (\"0 f16 dims 768x4096 "
+        "strides 1536 box 64x128 swizzle 128\", \"; \"-separated)",
+        what));
+  }
+  if (!maps->empty() && kernel_parameter_count(kernel) < 0) {
+    throw InputError(fmt::format(
+        "{}: its kernel states tensor maps but not its parameter count ('// parameters')", what));
+  }
+  for (size_t j = 0; j < maps->size(); ++j) {
+    const KernelTensorMap& map = (*maps)[j];
+    if (map.parameter >= std::ssize(step.args)) {
+      throw InputError(
+          fmt::format("{}: tensor map {} reads parameter {}; the step passes {} "
+                      "arguments",
+                      what, j, map.parameter, step.args.size()));
+    }
+    const size_t buffer_index = static_cast<size_t>(step.args[map.parameter]);
+    const ProgramBuffer& buffer = program.buffers[buffer_index];
+    if (buffer.type.dtype != map.dtype) {
+      throw InputError(
+          fmt::format("{}: tensor map {} reads {} elements from parameter {}, {} of {}", what, j,
+                      dtype_name(map.dtype), map.parameter, describe_buffer(program, buffer_index),
+                      dtype_name(buffer.type.dtype)));
+    }
+    const int64_t element = static_cast<int64_t>(dtype_size(map.dtype));
+    int64_t last = (map.dims[0] - 1) * element;
+    for (size_t d = 1; d < map.dims.size(); ++d) {
+      if (map.strides[d - 1] % 16 != 0) {
+        throw InputError(fmt::format("{}: tensor map {}'s stride {} bytes is not a multiple of 16",
+                                     what, j, map.strides[d - 1]));
+      }
+      last += (map.dims[d] - 1) * map.strides[d - 1];
+    }
+    if (last + element > static_cast<int64_t>(buffer.type.num_bytes())) {
+      throw InputError(
+          fmt::format("{}: tensor map {} spans {} bytes of parameter {}, {} of {} "
+                      "bytes",
+                      what, j, last + element, map.parameter,
+                      describe_buffer(program, buffer_index), buffer.type.num_bytes()));
+    }
+    for (const int64_t box : map.box) {
+      if (box > 256) {
+        throw InputError(
+            fmt::format("{}: tensor map {}'s box of {} elements exceeds 256", what, j, box));
+      }
+    }
+    if (map.swizzle != 0 && map.box[0] * element > map.swizzle) {
+      throw InputError(
+          fmt::format("{}: tensor map {}'s box rows of {} bytes exceed its {}-byte "
+                      "swizzle",
+                      what, j, map.box[0] * element, map.swizzle));
+    }
+  }
+}
+
 void check_steps(const Program& program) {
   for (size_t i = 0; i < program.steps.size(); ++i) {
     const ProgramStep& step = program.steps[i];
@@ -261,6 +328,7 @@ void check_steps(const Program& program) {
                         describe_step(program, i), position, arg, program.buffers.size()));
       }
     }
+    check_tensor_maps(program, i);
     // Inputs and weights are read only: a kernel stating it writes one contradicts the program.
     for (const int position : written.value_or(std::vector<int>())) {
       const ProgramBuffer& buffer = program.buffers[step.args[position]];

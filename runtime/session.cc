@@ -88,6 +88,7 @@ dim3 block_of(const ProgramStep& step) { return dim3(step.block[0], step.block[1
 // A step's kernel parameters (Session::State::step_arguments).
 struct StepArguments {
   std::vector<void*> pointers;
+  std::vector<TensorMapBytes> maps;  // encoded for `pointers` (kernel_header.h, KernelTensorMap)
   std::vector<void*> addresses;
 };
 
@@ -204,13 +205,23 @@ void* Session::State::buffer_pointer(int index, const Bindings& bindings) const 
 }
 
 // The kernel parameters of `step` in `arguments` (reused from step to step): each argument's
-// device pointer, and the array of their addresses that a launch takes, which it returns.
+// device pointer, then the kernel's tensor maps encoded for those pointers (so a graph built for
+// new bindings gets maps of the new pointers), and the array of their addresses that a launch
+// takes, which it returns.
 void** Session::State::step_arguments(const ProgramStep& step, const Bindings& bindings,
                                       StepArguments& arguments) const {
   arguments.pointers.clear();
   for (const int arg : step.args) arguments.pointers.push_back(buffer_pointer(arg, bindings));
+  arguments.maps.clear();
+  for (const KernelTensorMap& map : loaded->tensor_maps[step.kernel]) {
+    arguments.maps.push_back(
+        encode_tensor_map(map, arguments.pointers[map.parameter],
+                          fmt::format("kernel '{}', tensor map of parameter {}",
+                                      program().kernels[step.kernel].name, map.parameter)));
+  }
   arguments.addresses.clear();
   for (void*& pointer : arguments.pointers) arguments.addresses.push_back(&pointer);
+  for (TensorMapBytes& map : arguments.maps) arguments.addresses.push_back(&map);
   return arguments.addresses.data();
 }
 

@@ -19,6 +19,10 @@ namespace {
 
 Program valid_program() { return test::bias_relu_program(test::placeholder_kernels()); }
 
+// A header of kernel 0 (add_bias: x, bias, sum) up to its tensor maps' values.
+const std::string kTensorMapHeader =
+    "// kiln kernel add_bias: loop (add)\n// parameters: 3\n// tensor maps: ";
+
 std::string validation_error(const Program& program) {
   try {
     validate_program(program);
@@ -136,6 +140,51 @@ TEST(ProgramValidationTest, EachProblemHasItsMessage) {
        },
        "step 0 (kernel 'add_bias'): its kernel writes parameter 0, buffer 0 ('x'), which is read "
        "only"},
+      // Tensor maps (runtime/kernel_header.h) of step 0's parameters: x (f32[64,256]), bias, sum.
+      {[](Program& p) {
+         p.kernels[0].source =
+             kTensorMapHeader + "0 f32 dims 256x64 strides box 32x8 swizzle 128\n";
+       },
+       "step 0 (kernel 'add_bias'): its kernel's header line '// tensor maps' is malformed"},
+      {[](Program& p) {
+         p.kernels[0].source =
+             kTensorMapHeader + "3 f32 dims 256x64 strides 1024 box 32x8 swizzle 128\n";
+       },
+       "step 0 (kernel 'add_bias'): tensor map 0 reads parameter 3; the step passes 3 arguments"},
+      {[](Program& p) {
+         p.kernels[0].source =
+             kTensorMapHeader + "0 f16 dims 256x64 strides 512 box 64x8 swizzle 128\n";
+       },
+       "step 0 (kernel 'add_bias'): tensor map 0 reads f16 elements from parameter 0, buffer 0 "
+       "('x') of f32"},
+      {[](Program& p) {
+         p.kernels[0].source =
+             kTensorMapHeader + "0 f32 dims 256x65 strides 1024 box 32x8 swizzle 128\n";
+       },
+       "step 0 (kernel 'add_bias'): tensor map 0 spans 66560 bytes of parameter 0, buffer 0 ('x') "
+       "of 65536 bytes"},
+      {[](Program& p) {
+         p.kernels[0].source =
+             kTensorMapHeader + "0 f32 dims 250x64 strides 1000 box 32x8 swizzle 128\n";
+       },
+       "step 0 (kernel 'add_bias'): tensor map 0's stride 1000 bytes is not a multiple of 16"},
+      {[](Program& p) {
+         p.kernels[0].source =
+             kTensorMapHeader + "0 f32 dims 256x64 strides 1024 box 32x300 swizzle 128\n";
+       },
+       "step 0 (kernel 'add_bias'): tensor map 0's box of 300 elements exceeds 256"},
+      {[](Program& p) {
+         p.kernels[0].source =
+             kTensorMapHeader + "0 f32 dims 256x64 strides 1024 box 64x8 swizzle 128\n";
+       },
+       "step 0 (kernel 'add_bias'): tensor map 0's box rows of 256 bytes exceed its 128-byte "
+       "swizzle"},
+      {[](Program& p) {
+         p.kernels[0].source =
+             "// kiln kernel add_bias: loop (add)\n// tensor maps: 0 f32 dims "
+             "256x64 strides 1024 box 32x8 swizzle 128\n";
+       },
+       "step 0 (kernel 'add_bias'): its kernel states tensor maps but not its parameter count"},
   };
   for (const Case& test_case : cases) {
     Program program = valid_program();
@@ -177,6 +226,61 @@ TEST(ProgramValidationTest, KernelHeaderStatesTheParametersItWrites) {
                                 "// written parameters: 1,2", "// written parameters: 1, x",
                                 "// written parameters: -1", "// written parameters: 1, 1"}) {
     EXPECT_EQ(written(bad), std::nullopt) << bad;
+  }
+}
+
+// A tensor map over x (f32[64,256], 65,536 bytes) that fits it is valid.
+TEST(ProgramValidationTest, TensorMapsWithinTheirBuffersAreValid) {
+  Program program = valid_program();
+  program.kernels[0].source =
+      kTensorMapHeader + "0 f32 dims 256x64 strides 1024 box 32x8 swizzle 128\n";
+  EXPECT_EQ(validation_error(program), "no error");
+}
+
+// The tensor maps a header states (runtime/kernel_header.h): "; "-separated maps of a parameter
+// position, a dtype, dims, strides (one fewer), box (as many as dims) and a swizzle of 0, 32, 64
+// or 128; no line is no maps, any other form reads as nullopt (and validation refuses it).
+TEST(ProgramValidationTest, KernelHeaderStatesItsTensorMaps) {
+  const auto maps = [](const std::string& line) {
+    ProgramKernel kernel;
+    kernel.source = "// kiln kernel k: matmul (matmul)\n// parameters: 3\n" + line + "\n\nextern";
+    return kernel_tensor_maps(kernel);
+  };
+  const KernelTensorMap a{.parameter = 0,
+                          .dtype = DType::kF16,
+                          .dims = {768, 4096},
+                          .strides = {1536},
+                          .box = {64, 128},
+                          .swizzle = 128};
+  const KernelTensorMap b{.parameter = 1,
+                          .dtype = DType::kBF16,
+                          .dims = {768, 768, 12},
+                          .strides = {1536, 1179648},
+                          .box = {64, 64, 1},
+                          .swizzle = 128};
+  EXPECT_EQ(format_tensor_maps({a, b}),
+            "0 f16 dims 768x4096 strides 1536 box 64x128 swizzle 128; 1 bf16 dims 768x768x12 "
+            "strides 1536x1179648 box 64x64x1 swizzle 128");
+  EXPECT_EQ(maps("// tensor maps: " + format_tensor_maps({a, b})),
+            (std::vector<KernelTensorMap>{a, b}));
+  EXPECT_EQ(maps("// tensor maps: " + format_tensor_maps({a})), (std::vector<KernelTensorMap>{a}));
+  EXPECT_EQ(maps(""), (std::vector<KernelTensorMap>{}));
+  for (const std::string bad : {
+           "// tensor maps: ",
+           "// tensor maps: 0 f16 dims 768x4096 strides 1536 box 64x128",
+           "// tensor maps: 0 f16 dims 768x4096 strides 1536 box 64x128 swizzle 100",
+           "// tensor maps: 0 f16 dims 768x4096 strides 1536x2 box 64x128 swizzle 128",
+           "// tensor maps: 0 f16 dims 768x4096 strides 1536 box 64 swizzle 128",
+           "// tensor maps: 0 f16 dims 768 strides  box 64 swizzle 128",
+           "// tensor maps: 0 f17 dims 768x4096 strides 1536 box 64x128 swizzle 128",
+           "// tensor maps: -1 f16 dims 768x4096 strides 1536 box 64x128 swizzle 128",
+           "// tensor maps: 0 f16 dims 768x0 strides 1536 box 64x128 swizzle 128",
+           "// tensor maps: 0 f16 dims 768x4096 strides 1536 box 64x128 swizzle 128;",
+           "// tensor maps: 0 f16 dims 768x4096 strides 1536 box 64x128 swizzle 128 extra",
+           "// tensor maps: 0 f16 dims 768,4096 strides 1536 box 64x128 swizzle 128",
+           "// tensor maps: 0 f16 strides 1536 dims 768x4096 box 64x128 swizzle 128",
+       }) {
+    EXPECT_EQ(maps(bad), std::nullopt) << bad;
   }
 }
 
