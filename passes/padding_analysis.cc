@@ -172,14 +172,15 @@ class Analyzer {
     check_aligned(node, result, first, last);
   }
 
-  // Every operand in [first, last) covering a row axis of `result` has rows there or size 1.
+  // Every operand in [first, last) covering a row axis of `result` has rows there, size 1, or
+  // is a constant (prefix-stable: the caller compares the graph at two sizes, header).
   void check_aligned(const Node& node, const Value* result, size_t first, size_t last) {
     const int64_t rank = result->type().rank();
     for (const RowAxis& row : rows_of(result)) {
       for (size_t i = first; i < last; ++i) {
         const Value* operand = node.operand(i);
         const int64_t axis = row.axis - (rank - operand->type().rank());
-        if (axis < 0 || shape_of(operand)[axis] == 1) continue;
+        if (axis < 0 || shape_of(operand)[axis] == 1 || operand->is_constant()) continue;
         const Rows& rows = rows_of(operand);
         const bool padded =
             std::any_of(rows.begin(), rows.end(), [&](const RowAxis& r) { return r.axis == axis; });
@@ -307,7 +308,7 @@ class Analyzer {
       for (const Value* operand : {a, b}) {
         const int axis = row.axis - (rank - static_cast<int>(operand->type().rank()));
         const Rows& rows = rows_of(operand);
-        if (axis < 0 || shape_of(operand)[axis] == 1 ||
+        if (axis < 0 || shape_of(operand)[axis] == 1 || operand->is_constant() ||
             std::any_of(rows.begin(), rows.end(),
                         [&](const RowAxis& r) { return r.axis == axis; })) {
           continue;
@@ -406,7 +407,7 @@ class Analyzer {
         for (size_t i = 0; i < node.operands().size(); ++i) {
           const Value* operand = node.operand(i);
           const Rows& rows = rows_of(operand);
-          if (operand->type().rank() != rank ||
+          if (operand->type().rank() != rank || operand->is_constant() ||
               std::any_of(rows.begin(), rows.end(),
                           [&](const RowAxis& r) { return r.axis == row.axis; })) {
             continue;

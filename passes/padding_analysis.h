@@ -12,8 +12,11 @@
 // matrix product contracting it, a constant with a full-size axis there) cannot be padded; the
 // reason names the node.
 //
-// What it cannot see: a constant the importer computed from an input's shape (1/batch folded
-// into a scalar) — kiln/shape_ranges.cc compares the graph at two sizes for that.
+// Constants are taken as they are: one with the padded size along a row axis (token-type ids of
+// zeros expanded to [batch, sequence], position embeddings) is read as rows, and one computed
+// from an input's shape (1/batch folded into a scalar) is not seen. Both are the caller's to
+// check: kiln/dynamic_compile.cc loads the model at a second size and requires every constant
+// there to be the leading corner of the first's.
 #pragma once
 
 #include <cstdint>

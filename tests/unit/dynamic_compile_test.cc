@@ -90,6 +90,13 @@ TEST(DynamicCompile, DoesNotPadABatchSizeFoldedIntoAConstant) {
   EXPECT_EQ(batch_sizes(compiled.program), (std::vector<int64_t>{1, 2, 3, 4}));
 }
 
+TEST(DynamicCompile, PadsAroundAConstantOfBatchRowsThatIsTheSameAtEverySize) {
+  const CompiledDynamicModel compiled =
+      compile_dynamic(dynamic_models::expanded_constant_model(), sm90(), {{"x", {{1, 4}, {4, 4}}}});
+  EXPECT_TRUE(compiled.program.classes.at(0).padded) << compiled.program.classes[0].note;
+  EXPECT_EQ(batch_sizes(compiled.program), (std::vector<int64_t>{1, 2, 4}));
+}
+
 TEST(DynamicCompile, PadsOneClassAndCompilesEverySizeOfAnother) {
   const CompiledDynamicModel compiled =
       compile_dynamic(dynamic_models::row_mean_model(), sm90(), {{"x", {{1, 4}, {2, 3}}}});

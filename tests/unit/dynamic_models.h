@@ -53,6 +53,19 @@ inline std::string divide_by_batch_model() {
   return write_model(builder, "divide_by_batch");
 }
 
+// y = x + expand(c, shape(x)): c's one row repeated to the batch, folded at import into a
+// constant of batch rows (as exporters write default token-type ids).
+inline std::string expanded_constant_model() {
+  ModelBuilder builder;
+  builder.input("x", onnx::TensorProto::FLOAT, {std::string("batch"), int64_t{4}});
+  builder.float_initializer("c", {1, 4}, {1, -2, 3, -4});
+  builder.node("Shape", {"x"}, {"s"});
+  builder.node("Expand", {"c", "s"}, {"e"});
+  builder.node("Add", {"x", "e"}, {"y"});
+  builder.output("y");
+  return write_model(builder, "expanded_constant");
+}
+
 // y = x - mean(x over each row): the rows may be padded, the row length may not.
 inline std::string row_mean_model() {
   ModelBuilder builder;

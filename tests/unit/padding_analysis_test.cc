@@ -109,6 +109,20 @@ graph @g(%x: f32[4,8], %m: f32[4,8], %c: f32[4,8]) -> (f32[4,8], f32[4,8]) {
       << analysis.refusal[0];
 }
 
+TEST(PaddingAnalysis, AConstantOfThePaddedSizeIsReadAsRows) {
+  // Zeros expanded to [batch, 8] (token-type ids, say): taken as rows; whether it is the same at
+  // every size is the caller's two-size comparison to check.
+  const PaddingAnalysis analysis = analyze(R"(
+graph @g(%x: f32[4,8]) -> (f32[4,8]) {
+  %zeros = const f32[4,8] [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]
+  %y = add(%x, %zeros) : f32[4,8]
+  return %y
+})",
+                                           {{0, 0}});
+  EXPECT_EQ(analysis.refusal[0], "");
+  EXPECT_EQ(analysis.output_rows[0], (std::vector<RowAxis>{{0, 1, 0}}));
+}
+
 TEST(PaddingAnalysis, ConvolutionsKeepImagesApart) {
   const PaddingAnalysis analysis = analyze(R"(
 graph @g(%x: f32[4,3,8,8], %w: f32[6,3,3,3]) -> (f32[4,6,1,1], f32[1,6,8,8]) {
