@@ -129,8 +129,11 @@ std::optional<KernelTensorMap> operand_tensor_map(const ContractionView& view,
   for (const int64_t stride : map.strides) {
     if (stride % 16 != 0 || stride >= (int64_t{1} << 40)) return std::nullopt;
   }
-  for (const int64_t dim : map.dims) {
-    if (dim >= (int64_t{1} << 31)) return std::nullopt;
+  // Boxes no larger than the tensor (boxes that only reach past its edges read zeros there): a
+  // box larger than a whole dimension (K < 64, fewer rows than a tile) was never run on a GPU,
+  // and such small operands gain little from TMA.
+  for (size_t d = 0; d < map.dims.size(); ++d) {
+    if (map.dims[d] >= (int64_t{1} << 31) || map.dims[d] < map.box[d]) return std::nullopt;
   }
   return map;
 }
