@@ -197,12 +197,17 @@ __device__ __forceinline__ I kiln_float_to_int(F x, I lo, I hi) {
   if (amount < 0 || amount >= 64) return x < 0 ? -1 : 0;
   return x >> amount;
 })"},
-      // An index into an axis of `dim` elements: negative counts from the end; out of range
-      // clamps (the reference interpreter rejects it; a kernel cannot).
+      // An index into an axis of `dim` elements: negative counts from the end. One out of range
+      // (which the reference interpreter rejects) clamps, so no access leaves the buffer, and
+      // sets kiln_bad_index, which the session reads after a run and reports
+      // (runtime/session.h, "Errors").
+      {"kiln_bad_index", "__device__ unsigned int kiln_bad_index;"},
       {"kiln_resolve_index",
        R"(__device__ __forceinline__ long long kiln_resolve_index(long long index, long long dim) {
   if (index < 0) index += dim;
-  return index < 0 ? 0 : index >= dim ? dim - 1 : index;
+  if (index >= 0 && index < dim) return index;
+  kiln_bad_index = 1;
+  return index < 0 ? 0 : dim - 1;
 })"},
       // Reflect padding (numpy "reflect"), repeating the reflection past the axis.
       {"kiln_reflect",

@@ -14,6 +14,10 @@
 namespace kiln {
 namespace {
 
+// The flag a kernel sets when an index read from data is out of range (codegen's
+// kiln_resolve_index).
+constexpr const char* kIndexFlagName = "kiln_bad_index";
+
 // Shared memory a block gets without opting in to more.
 constexpr uint32_t kDefaultSharedBytes = 48 * 1024;
 
@@ -41,6 +45,19 @@ void load_kernels(LoadedProgram& loaded) {
                                    kernel.name, image.description, cudaGetErrorString(status)));
     }
     loaded.kernels.push_back(handle);
+    if (kernel.source.find(kIndexFlagName) != std::string::npos) {
+      void* flag = nullptr;
+      size_t bytes = 0;
+      status = cudaLibraryGetGlobal(&flag, &bytes, library, kIndexFlagName);
+      if (status != cudaSuccess || bytes != sizeof(unsigned int)) {
+        cudaGetLastError();
+        throw InputError(fmt::format("kernel '{}': its {} has no {} of {} bytes ({})", kernel.name,
+                                     image.description, kIndexFlagName, sizeof(unsigned int),
+                                     cudaGetErrorString(status)));
+      }
+      loaded.index_flags.emplace_back(static_cast<int>(loaded.kernels.size() - 1),
+                                      static_cast<unsigned int*>(flag));
+    }
   }
 }
 

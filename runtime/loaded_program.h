@@ -27,6 +27,10 @@ struct LoadedProgram {
   // Per program kernel, the tensor maps its header states (kernel_header.h): the session encodes
   // them for each step's pointers.
   std::vector<std::vector<KernelTensorMap>> tensor_maps;
+  // (kernel, the device address of its kiln_bad_index) for each kernel that resolves indices
+  // read from data (gathers, scatters): set when one was out of range (codegen's
+  // kiln_resolve_index).
+  std::vector<std::pair<int, unsigned int*>> index_flags;
   StepGraph dependencies;             // with ArenaSharing::kOrdersSteps
   std::shared_ptr<void> weights;      // the device copy of program.weights, maybe shared
 

@@ -140,6 +140,7 @@ struct Session::State {
   void prepare_graph(const Bindings& bindings);
   void execute(const Bindings& bindings, cudaStream_t on);
   void synchronize(const std::string& what);
+  void check_indices();
 };
 
 // Expects the program's device to be current. Without `shared_arena`, allocates its own.
@@ -348,6 +349,25 @@ void Session::State::synchronize(const std::string& what) {
   cuda_check(cudaStreamSynchronize(stream.get()), what);
 }
 
+// After a finished run: whether a kernel met an index out of range (and clamped it), each flag
+// cleared for the next run. Sessions sharing the program share the flags.
+void Session::State::check_indices() {
+  for (const auto& [kernel, flag] : loaded->index_flags) {
+    unsigned int bad = 0;
+    cuda_check(cudaMemcpy(&bad, flag, sizeof(bad), cudaMemcpyDeviceToHost),
+               "reading the index check");
+    if (bad == 0) continue;
+    cuda_check(cudaMemset(flag, 0, sizeof(bad)), "clearing the index check");
+    const ProgramKernel& source = program().kernels[kernel];
+    std::string nodes;
+    for (const std::string& node : source.provenance) nodes += (nodes.empty() ? "" : ", ") + node;
+    throw InputError(fmt::format(
+        "kernel '{}' (ONNX nodes {}) read an index out of the range of the axis it indexes (a "
+        "gather's or scatter's index input); the outputs of this run are not valid",
+        source.name, nodes.empty() ? "unknown" : nodes));
+  }
+}
+
 void require_cuda_device() {
   // The static runtime loads the driver itself; asking for it first tells a missing driver from
   // an old one (which the runtime reports alike, as "driver version is insufficient").
@@ -470,6 +490,7 @@ std::vector<Tensor> Session::run(const std::vector<Tensor>& inputs) {
         "copying output '" + signature_buffer(program, program.outputs, i).name + "'");
   }
   state.synchronize("running the program");
+  state.check_indices();
   return outputs;
 }
 
@@ -528,6 +549,7 @@ void Session::run_device(const std::vector<const void*>& inputs,
   const CurrentDevice current(state.loaded->device);
   state.execute(bindings, state.stream.get());
   state.synchronize("running the program");
+  state.check_indices();
 }
 
 void Session::run_device(const std::vector<const void*>& inputs, const std::vector<void*>& outputs,

@@ -40,7 +40,10 @@
 // Destroying or moving a session while another thread is calling it is the caller's error.
 //
 // Errors: InputError for a bad program, bad inputs (naming the input) or a device index the
-// machine does not have; UnsupportedError "no CUDA device" when there is none, InternalError for
+// machine does not have, or, after run and the waiting run_device, for an index input out of
+// range (a gather's or scatter's; the kernel clamps it, the run's outputs are not valid; the
+// run_device that returns at once does not check, and sessions sharing weights share the
+// check); UnsupportedError "no CUDA device" when there is none, InternalError for
 // CUDA failing.
 #pragma once
 

@@ -1,6 +1,7 @@
 """Runs on a GPU (marked gpu; skipped with kiln's reason without a device): numpy in and out
 against the CPU reference, torch CUDA tensors zero-copy (outputs allocated by torch on the
-input's device), 16-bit precisions, save/load and run, bench (on one and on every device)."""
+input's device), 16-bit precisions, save/load and run, bench (on one and on every device), a
+dynamic program at every batch of its range, a gather index out of range reported."""
 
 import numpy
 import pytest
@@ -135,3 +136,21 @@ def test_dynamic_program_runs_every_batch(linear_relu_model, kiln_cache):
         numpy.testing.assert_allclose(y, numpy.maximum(x @ w + b, 0), rtol=1e-3, atol=1e-4)
     with pytest.raises(kiln.InputError, match="outside the compiled range 1..6"):
         dyn(numpy.zeros((7, 4), numpy.float32))
+
+
+def test_out_of_range_gather_index_is_an_error(kiln_cache):
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper, numpy_helper
+
+    table = numpy.arange(15, dtype=numpy.float32).reshape(5, 3)
+    graph = helper.make_graph(
+        [helper.make_node("Gather", ["table", "ids"], ["rows"], axis=0)], "gather",
+        [helper.make_tensor_value_info("ids", TensorProto.INT64, [2])],
+        [helper.make_tensor_value_info("rows", TensorProto.FLOAT, [2, 3])],
+        [numpy_helper.from_array(table, "table")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    exe = kiln.compile(model, arch="native", cache_dir=kiln_cache)
+    with pytest.raises(kiln.InputError, match="index out of the range"):
+        exe(numpy.array([1, 7], dtype=numpy.int64))
+    # The check is cleared: a good run after it passes, negative indices count from the end.
+    numpy.testing.assert_array_equal(exe(numpy.array([4, -5], dtype=numpy.int64)), table[[4, 0]])
