@@ -15,10 +15,6 @@
 namespace kiln {
 namespace {
 
-// The attributes that may differ between two sizes of one model: the shape-like lists the
-// importer folded from the inputs' shapes (the padding analysis checks what they do).
-const std::set<std::string> kShapeAttributes = {"shape", "starts", "ends", "sizes", "repeats"};
-
 std::string shape_text(const Shape& shape) { return fmt::format("{}", fmt::join(shape, "x")); }
 
 std::string shapes_text(const Graph& graph, const std::map<std::string, Shape>& shapes) {
@@ -31,66 +27,163 @@ std::string shapes_text(const Graph& graph, const std::map<std::string, Shape>& 
   return text;
 }
 
-// Why `small` (the model at a smaller size) is not `large` cut down, or empty.
-// `rows`: the outputs' rows at the large size; an output changing shape elsewhere is a
-// difference too.
-std::string difference(const Graph& large, const Graph& small, int64_t large_size,
-                       int64_t small_size, const std::vector<std::vector<passes::RowAxis>>& rows) {
-  const std::string sizes = fmt::format("at sizes {} and {}", large_size, small_size);
-  for (size_t o = 0; o < large.outputs().size(); ++o) {
-    const Shape& a = large.outputs()[o]->type().shape;
-    const Shape& b = small.outputs().at(o)->type().shape;
-    for (size_t axis = 0; axis < a.size() && a.size() == b.size(); ++axis) {
-      const bool rows_here = std::any_of(rows[o].begin(), rows[o].end(), [&](const auto& row) {
-        return row.axis == static_cast<int>(axis);
-      });
-      if (a[axis] != b[axis] && !rows_here) {
-        return fmt::format("output %{} changes size along axis {}, where it has no rows, {}",
-                           large.outputs()[o]->name(), axis, sizes);
+// Why `small`, the model with class `dim_class` `step` sizes smaller, is not `large` cut down
+// to those rows, or empty. `rows` is the padding analysis of `large`. Every value (inputs, node
+// results) may change size only along a row axis of that class, by `step` times its rows'
+// inner size; node attributes must be equal but for reshape's and expand's shape and resize's
+// sizes at such an axis of their result and slice bounds that take such an axis whole at both
+// sizes; every constant of `small` must be the leading corner of `large`'s.
+class SizeComparison {
+ public:
+  SizeComparison(const passes::PaddingAnalysis& rows, int dim_class, int64_t large_size,
+                 int64_t small_size)
+      : rows_(rows),
+        dim_class_(dim_class),
+        step_(large_size - small_size),
+        sizes_(fmt::format("at sizes {} and {}", large_size, small_size)) {}
+
+  std::string difference(const Graph& large, const Graph& small) const {
+    for (size_t i = 0; i < large.inputs().size(); ++i) {
+      if (std::string why = value_difference(large.inputs()[i], small.inputs().at(i));
+          !why.empty()) {
+        return why;
       }
     }
-    if (a.size() != b.size())
-      return fmt::format("output %{} changes rank {}", large.outputs()[o]->name(), sizes);
-  }
-  const std::vector<Node*> a = large.nodes();
-  const std::vector<Node*> b = small.nodes();
-  if (a.size() != b.size()) {
-    return fmt::format("the model has {} and {} nodes {}", a.size(), b.size(), sizes);
-  }
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (a[i]->op() != b[i]->op() || a[i]->attrs().size() != b[i]->attrs().size()) {
-      return fmt::format("node {} differs {}", a[i]->describe(), sizes);
+    const std::vector<Node*> a = large.nodes();
+    const std::vector<Node*> b = small.nodes();
+    if (a.size() != b.size()) {
+      return fmt::format("the model has {} and {} nodes {}", a.size(), b.size(), sizes_);
     }
-    for (const auto& [name, attribute] : a[i]->attrs()) {
-      if (kShapeAttributes.count(name)) continue;
-      if (!b[i]->has_attr(name) || !(b[i]->attr(name) == attribute)) {
-        return fmt::format("node {}: attribute {} differs {}", a[i]->describe(), name, sizes);
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (std::string why = node_difference(*a[i], *b[i]); !why.empty()) return why;
+    }
+    return constants_difference(large, small);
+  }
+
+ private:
+  // The row of the class being compared on `axis` of `value` at the large size, if any.
+  const passes::RowAxis* row_on(const Value* value, int64_t axis) const {
+    const auto found = rows_.value_rows.find(value);
+    if (found == rows_.value_rows.end()) return nullptr;
+    for (const passes::RowAxis& row : found->second) {
+      if (row.axis == axis && row.dim_class == dim_class_) return &row;
+    }
+    return nullptr;
+  }
+
+  // Whether `large` and `small` sizes of `axis` of `value` differ as its rows would.
+  bool rows_explain(const Value* value, int64_t axis, int64_t large, int64_t small) const {
+    if (large == small) return true;
+    const passes::RowAxis* row = row_on(value, axis);
+    return row && large - small == step_ * row->inner;
+  }
+
+  std::string value_difference(const Value* large, const Value* small) const {
+    const Shape& a = large->type().shape;
+    const Shape& b = small->type().shape;
+    if (a.size() != b.size() || large->type().dtype != small->type().dtype) {
+      return fmt::format("%{} changes type {}", large->name(), sizes_);
+    }
+    for (size_t axis = 0; axis < a.size(); ++axis) {
+      if (!rows_explain(large, static_cast<int64_t>(axis), a[axis], b[axis])) {
+        return fmt::format("%{} changes size along axis {} ({} and {}), off the padded rows, {}",
+                           large->name(), axis, a[axis], b[axis], sizes_);
       }
     }
+    return {};
   }
-  const std::vector<Value*>& ca = large.constants();
-  const std::vector<Value*>& cb = small.constants();
-  if (ca.size() != cb.size()) {
-    return fmt::format("the model has {} and {} constants {}", ca.size(), cb.size(), sizes);
-  }
-  for (size_t i = 0; i < ca.size(); ++i) {
-    const Value* x = ca[i];
-    const Value* y = cb[i];
-    if (x->type().dtype != y->type().dtype || x->type().rank() != y->type().rank()) {
-      return fmt::format("constant %{} differs {}", x->name(), sizes);
+
+  // Whether shape-list attribute `name` (reshape's and expand's shape, resize's sizes: the
+  // result's dims, aligned at the last) differs only where the result's rows do.
+  bool result_dims_explained(const Node& large, const Node& small, const std::string& name) const {
+    const std::vector<int64_t>& a = large.ints_attr(name);
+    const std::vector<int64_t>& b = small.ints_attr(name);
+    if (a.size() != b.size()) return false;
+    const int64_t offset = large.result()->type().rank() - static_cast<int64_t>(a.size());
+    for (size_t j = 0; j < a.size(); ++j) {
+      if (!rows_explain(large.result(), offset + static_cast<int64_t>(j), a[j], b[j])) {
+        return false;
+      }
     }
-    if (!x->has_data() || !y->has_data()) continue;
-    Shape corner = y->type().shape;
-    for (size_t d = 0; d < corner.size(); ++d) corner[d] = std::min(corner[d], x->type().shape[d]);
-    const Tensor cx = cut_to(x->data(), corner);
-    const Tensor cy = cut_to(y->data(), corner);
-    if (cx.num_bytes() != 0 && std::memcmp(cx.bytes(), cy.bytes(), cx.num_bytes()) != 0) {
-      return fmt::format("constant %{} is computed from the size: its values differ {}", x->name(),
-                         sizes);
-    }
+    return true;
   }
-  return {};
-}
+
+  // Whether slice bounds differ only on row axes of its operand that both sizes take whole.
+  bool slice_explained(const Node& large, const Node& small) const {
+    const Shape& a_in = large.operand(0)->type().shape;
+    const Shape& b_in = small.operand(0)->type().shape;
+    const std::vector<int64_t>& axes = large.ints_attr("axes");
+    for (size_t j = 0; j < axes.size(); ++j) {
+      const int64_t a_start = large.ints_attr("starts")[j], b_start = small.ints_attr("starts")[j];
+      const int64_t a_end = large.ints_attr("ends")[j], b_end = small.ints_attr("ends")[j];
+      if (a_start == b_start && a_end == b_end) continue;
+      const int64_t axis = axes[j] < 0 ? axes[j] + static_cast<int64_t>(a_in.size()) : axes[j];
+      const bool whole = a_start == 0 && b_start == 0 && large.ints_attr("steps")[j] == 1 &&
+                         a_end >= a_in[axis] && b_end >= b_in[axis];
+      if (!whole || !row_on(large.operand(0), axis)) return false;
+    }
+    return true;
+  }
+
+  std::string node_difference(const Node& a, const Node& b) const {
+    if (a.op() != b.op() || a.attrs().size() != b.attrs().size() ||
+        a.operands().size() != b.operands().size() || a.results().size() != b.results().size()) {
+      return fmt::format("node {} differs {}", a.describe(), sizes_);
+    }
+    for (const auto& [name, attribute] : a.attrs()) {
+      if (b.has_attr(name) && b.attr(name) == attribute) continue;
+      bool explained = false;
+      if (!b.has_attr(name)) {
+        explained = false;
+      } else if (((a.op() == "reshape" || a.op() == "expand") && name == "shape") ||
+                 (a.op() == "resize" && name == "sizes")) {
+        explained = result_dims_explained(a, b, name);
+      } else if (a.op() == "slice" && (name == "starts" || name == "ends")) {
+        explained = slice_explained(a, b);
+      }
+      if (!explained) {
+        return fmt::format("node {}: attribute {} differs {}, off the padded rows", a.describe(),
+                           name, sizes_);
+      }
+    }
+    for (size_t r = 0; r < a.results().size(); ++r) {
+      if (std::string why = value_difference(a.result(r), b.result(r)); !why.empty()) return why;
+    }
+    return {};
+  }
+
+  std::string constants_difference(const Graph& large, const Graph& small) const {
+    const std::vector<Value*>& ca = large.constants();
+    const std::vector<Value*>& cb = small.constants();
+    if (ca.size() != cb.size()) {
+      return fmt::format("the model has {} and {} constants {}", ca.size(), cb.size(), sizes_);
+    }
+    for (size_t i = 0; i < ca.size(); ++i) {
+      const Value* x = ca[i];
+      const Value* y = cb[i];
+      if (x->type().dtype != y->type().dtype || x->type().rank() != y->type().rank()) {
+        return fmt::format("constant %{} differs {}", x->name(), sizes_);
+      }
+      if (!x->has_data() || !y->has_data()) continue;
+      Shape corner = y->type().shape;
+      for (size_t d = 0; d < corner.size(); ++d) {
+        corner[d] = std::min(corner[d], x->type().shape[d]);
+      }
+      const Tensor cx = cut_to(x->data(), corner);
+      const Tensor cy = cut_to(y->data(), corner);
+      if (cx.num_bytes() != 0 && std::memcmp(cx.bytes(), cy.bytes(), cx.num_bytes()) != 0) {
+        return fmt::format("constant %{} is computed from the size: its values differ {}",
+                           x->name(), sizes_);
+      }
+    }
+    return {};
+  }
+
+  const passes::PaddingAnalysis& rows_;
+  int dim_class_;
+  int64_t step_;
+  std::string sizes_;
+};
 
 // The sizes class `c` takes: see the header, step 3.
 std::vector<int64_t> class_sizes_to_compile(const DimRange& range, const DimClass& dim_class,
@@ -151,6 +244,9 @@ void merge_named_classes(passes::PaddingAnalysis& analysis, const std::vector<st
   };
   for (int& c : analysis.dim_class) c = renumber(c);
   for (std::vector<passes::RowAxis>& rows : analysis.output_rows) {
+    for (passes::RowAxis& row : rows) row.dim_class = renumber(row.dim_class);
+  }
+  for (auto& [value, rows] : analysis.value_rows) {
     for (passes::RowAxis& row : rows) row.dim_class = renumber(row.dim_class);
   }
   analysis.refusal = std::move(refusal);
@@ -262,79 +358,126 @@ CompiledDynamicModel compile_dynamic(
       opt_sizes[dim.dim_class].insert(opt->second[dim.axis]);
     }
   }
+  // The model with class c's dims at `size`, the others at their largest.
+  const auto shapes_with = [&](size_t c, int64_t size) {
+    std::map<std::string, Shape> shapes = max_shapes;
+    for (const VaryingDim& dim : program.dims) {
+      if (dim.dim_class == static_cast<int>(c)) {
+        shapes[largest->inputs()[dim.input]->name()][dim.axis] = size;
+      }
+    }
+    return shapes;
+  };
+  // Why class c cannot run sizes from `smallest` up padded to `size` (empty: it can): the
+  // analysis at `size`, then the comparison with the model at `smallest`.
+  const auto padding_note = [&](size_t c, int64_t size, int64_t smallest) -> std::string {
+    std::map<std::string, std::vector<std::string>> unused;
+    const std::unique_ptr<Graph> at_size =
+        load_optimized(load, options, shapes_with(c, size), unused);
+    passes::PaddingAnalysis rows = passes::analyze_padding(*at_size, varying);
+    merge_named_classes(rows, dim_param_names);
+    int local = -1;
+    for (size_t d = 0; d < program.dims.size(); ++d) {
+      if (program.dims[d].dim_class == static_cast<int>(c)) local = rows.dim_class[d];
+    }
+    if (!rows.refusal[local].empty())
+      return rows.refusal[local] + fmt::format(" (at size {})", size);
+    const std::unique_ptr<Graph> at_smallest =
+        load_optimized(load, options, shapes_with(c, smallest), unused);
+    return SizeComparison(rows, local, size, smallest).difference(*at_size, *at_smallest);
+  };
+  // A class the analysis lets pad is checked at each size it would compile against the
+  // smallest size that one serves.
   for (size_t c = 0; c < program.classes.size(); ++c) {
     DimClass& dim_class = program.classes[c];
     dim_class.note = analysis.refusal[c];
-    if (dim_class.note.empty()) {
-      std::map<std::string, Shape> smaller = max_shapes;
-      for (const VaryingDim& dim : program.dims) {
-        if (dim.dim_class == static_cast<int>(c)) {
-          smaller[largest->inputs()[dim.input]->name()][dim.axis] = dim.max - 1;
-        }
-      }
-      std::map<std::string, std::vector<std::string>> unused;
-      dim_class.note = difference(*largest, *load_optimized(load, options, smaller, unused),
-                                  class_range[c].max, class_range[c].max - 1, analysis.output_rows);
+    dim_class.padded = dim_class.note.empty();
+    if (!dim_class.padded) continue;
+    const std::vector<int64_t> sizes =
+        class_sizes_to_compile(class_range[c], dim_class, opt_sizes[c], class_dims[c]);
+    for (size_t k = 0; k < sizes.size() && dim_class.note.empty(); ++k) {
+      const int64_t smallest = k == 0 ? class_range[c].min : sizes[k - 1] + 1;
+      if (smallest < sizes[k]) dim_class.note = padding_note(c, sizes[k], smallest);
     }
     dim_class.padded = dim_class.note.empty();
   }
 
-  // Every combination of the classes' sizes.
+  // The variants: every combination of the classes' sizes. Each is analyzed first, for where its
+  // outputs' rows lie; a padded class whose rows a variant mixes (its sizes meeting another
+  // class's, say) is not padded after all, and the plan is made again.
   std::vector<std::vector<int64_t>> sizes_per_class;
   size_t count = 1;
-  for (size_t c = 0; c < program.classes.size(); ++c) {
-    sizes_per_class.push_back(
-        class_sizes_to_compile(class_range[c], program.classes[c], opt_sizes[c], class_dims[c]));
-    count *= sizes_per_class.back().size();
-  }
-  if (count > kMaxVariants) {
-    throw InputError(fmt::format(
-        "the ranges need {} variants, more than {}: narrow them (or make fewer dims vary)", count,
-        kMaxVariants));
+  for (bool planned = false; !planned;) {
+    sizes_per_class.clear();
+    count = 1;
+    for (size_t c = 0; c < program.classes.size(); ++c) {
+      sizes_per_class.push_back(
+          class_sizes_to_compile(class_range[c], program.classes[c], opt_sizes[c], class_dims[c]));
+      count *= sizes_per_class.back().size();
+    }
+    if (count > kMaxVariants) {
+      throw InputError(fmt::format(
+          "the ranges need {} variants, more than {}: narrow them (or make fewer dims vary)", count,
+          kMaxVariants));
+    }
+    program.variants.assign(count, {});
+    planned = true;
+    for (size_t v = 0; v < count && planned; ++v) {
+      ProgramVariant& variant = program.variants[v];
+      for (size_t c = 0, rest = v; c < sizes_per_class.size(); ++c) {
+        variant.sizes.push_back(sizes_per_class[c][rest % sizes_per_class[c].size()]);
+        rest /= sizes_per_class[c].size();
+      }
+      std::map<std::string, Shape> shapes = max_shapes;
+      for (const VaryingDim& dim : program.dims) {
+        shapes[largest->inputs()[dim.input]->name()][dim.axis] = variant.sizes[dim.dim_class];
+      }
+      std::map<std::string, std::vector<std::string>> unused;
+      const std::unique_ptr<Graph> graph = load_optimized(load, options, shapes, unused);
+      passes::PaddingAnalysis rows = passes::analyze_padding(*graph, varying);
+      merge_named_classes(rows, dim_param_names);
+      std::vector<int> global_class(rows.refusal.size(), -1);
+      for (size_t d = 0; d < program.dims.size(); ++d) {
+        global_class[rows.dim_class[d]] = program.dims[d].dim_class;
+      }
+      for (size_t c = 0; c < program.classes.size() && planned; ++c) {
+        const bool padded = program.classes[c].padded && variant.sizes[c] > class_range[c].min;
+        for (size_t d = 0; d < program.dims.size() && padded && planned; ++d) {
+          const std::string& refusal = rows.refusal[rows.dim_class[d]];
+          if (program.dims[d].dim_class == static_cast<int>(c) && !refusal.empty()) {
+            program.classes[c] = {
+                false, fmt::format("{} (at sizes {})", refusal, fmt::join(variant.sizes, ","))};
+            planned = false;
+          }
+        }
+        variant.padded.push_back(padded);
+      }
+      // Only a padded class's rows are cut back; another's size is the run's (and rows of size
+      // 1, or of a class the analysis refused, need not lie where it found them).
+      for (const std::vector<passes::RowAxis>& output : rows.output_rows) {
+        std::vector<OutputRows> mapped;
+        for (const passes::RowAxis& row : output) {
+          const int dim_class = global_class[row.dim_class];
+          if (planned && variant.padded[dim_class]) {
+            mapped.push_back({row.axis, row.inner, dim_class});
+          }
+        }
+        variant.output_rows.push_back(std::move(mapped));
+      }
+      for (const Value* input : graph->inputs())
+        variant.input_shapes.push_back(input->type().shape);
+    }
   }
   CompiledDynamicModel compiled;
   for (size_t v = 0; v < count; ++v) {
-    ProgramVariant variant;
+    ProgramVariant& variant = program.variants[v];
     std::map<std::string, Shape> shapes = max_shapes;
-    for (size_t c = 0, rest = v; c < sizes_per_class.size(); ++c) {
-      variant.sizes.push_back(sizes_per_class[c][rest % sizes_per_class[c].size()]);
-      rest /= sizes_per_class[c].size();
-    }
     for (const VaryingDim& dim : program.dims) {
       shapes[largest->inputs()[dim.input]->name()][dim.axis] = variant.sizes[dim.dim_class];
     }
     if (on_variant) on_variant(v, count, shapes_text(*largest, shapes));
     std::map<std::string, std::vector<std::string>> unused;
     std::unique_ptr<Graph> graph = load_optimized(load, options, shapes, unused);
-    // Where the outputs' rows lie at these sizes; a class this variant cannot pad runs only at
-    // its own size here.
-    passes::PaddingAnalysis rows = passes::analyze_padding(*graph, varying);
-    merge_named_classes(rows, dim_param_names);
-    std::vector<int> global_class(rows.refusal.size(), -1);
-    for (size_t d = 0; d < program.dims.size(); ++d) {
-      global_class[rows.dim_class[d]] = program.dims[d].dim_class;
-    }
-    for (size_t c = 0; c < program.classes.size(); ++c) {
-      bool padded = program.classes[c].padded && variant.sizes[c] > class_range[c].min;
-      for (size_t d = 0; d < program.dims.size(); ++d) {
-        if (program.dims[d].dim_class == static_cast<int>(c) &&
-            !rows.refusal[rows.dim_class[d]].empty()) {
-          padded = false;
-        }
-      }
-      variant.padded.push_back(padded);
-    }
-    // Only a padded class's rows are cut back; another's size is the run's (and rows of size 1,
-    // or of a class the analysis refused, need not lie where it found them).
-    for (const std::vector<passes::RowAxis>& output : rows.output_rows) {
-      std::vector<OutputRows> mapped;
-      for (const passes::RowAxis& row : output) {
-        const int dim_class = global_class[row.dim_class];
-        if (variant.padded[dim_class]) mapped.push_back({row.axis, row.inner, dim_class});
-      }
-      variant.output_rows.push_back(std::move(mapped));
-    }
-    for (const Value* input : graph->inputs()) variant.input_shapes.push_back(input->type().shape);
     CompiledModel model = compile(*graph, options);
     variant.program = std::move(model.program);
     for (size_t i = 0; i < variant.program.inputs.size(); ++i) {
@@ -342,7 +485,6 @@ CompiledDynamicModel compile_dynamic(
         throw InternalError("a variant's program inputs are not the graph's, in order");
       }
     }
-    program.variants.push_back(std::move(variant));
     compiled.variants.push_back(std::move(model));
   }
   validate_dynamic_program(program);

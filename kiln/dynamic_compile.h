@@ -5,16 +5,20 @@
 //   1. The model is loaded at the largest shapes and canonicalized; the padding analysis
 //      (passes/padding_analysis.h) groups the varying dims into classes (dims the model combines,
 //      and dims sharing an ONNX dim_param, must take one size) and says which may be padded.
-//   2. A class that may be padded is loaded once more one size smaller and compared: the same
-//      nodes, attributes that differ only in shape-like lists, and every constant of the smaller
-//      graph equal to the leading corner of the larger one's. A constant computed from the size
-//      (a mean over the batch written as a division by the folded batch size) differs, and the
-//      class is not padded.
+//   2. A class that may be padded is checked at each size it would compile, against the smallest
+//      size that one serves (8 serves 5..8): the analysis again at that size, then the model
+//      loaded at both sizes and compared — every value may change size only along that class's
+//      row axes, by the rows' inner size per step; attributes only where those axes are (a
+//      reshape's or expand's shape, resize's sizes, slice bounds taking the axis whole); every
+//      constant of the smaller graph the leading corner of the larger one's. A size function the
+//      analysis cannot see (a mean over the batch written as a division by the folded batch
+//      size, a column picked by the batch size) differs, and the class is not padded.
 //   3. Sizes: a padded class takes the powers of two in its range, its maximum and the
 //      --opt-shape size; one that is not takes every size in its range (at most
 //      kMaxExactSizes, else an InputError saying why it could not be padded).
 //   4. One variant per combination of the classes' sizes (at most kMaxVariants), each analyzed
-//      again (where its outputs' rows lie) and compiled.
+//      again (where its outputs' rows lie; a padded class whose rows it mixes, its sizes meeting
+//      another class's, is not padded after all and the plan is made again), then compiled.
 #pragma once
 
 #include <cstdint>

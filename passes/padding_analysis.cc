@@ -61,6 +61,13 @@ class Analyzer {
       }
       analysis.output_rows.push_back(std::move(rows));
     }
+    for (const auto& [value, rows] : rows_) {
+      std::vector<RowAxis>& dense_rows = analysis.value_rows[value];
+      for (RowAxis row : rows) {
+        row.dim_class = class_of(row.dim_class);
+        dense_rows.push_back(row);
+      }
+    }
     return analysis;
   }
 
@@ -116,8 +123,14 @@ class Analyzer {
     if (!operand_has_rows(node)) return;
     const std::string& op = node.op();
     const OpCategory category = node.info().category;
-    if (category == OpCategory::kElementwise || category == OpCategory::kBroadcast ||
-        op == "expand") {
+    if (op == "batch_normalization") {
+      // Per-channel parameters (operands 1..4), aligned with X's axis 1, not numpy's last.
+      for (size_t i = 1; i < node.operands().size(); ++i) {
+        refuse_all(rows_of(node.operand(i)), node, fmt::format("has rows in operand {}", i));
+      }
+      for (const RowAxis& row : rows_of(node.operand(0))) add_row(node, node.result(0), row);
+    } else if (category == OpCategory::kElementwise || category == OpCategory::kBroadcast ||
+               op == "expand") {
       broadcast(node, 0, node.operands().size());
     } else if (category == OpCategory::kReduction) {
       reduction(node);
@@ -440,7 +453,8 @@ class Analyzer {
   }
 
   // Ops keeping each axis's size may keep rows on an axis they leave alone (pad, tile, resize,
-  // trilu: only where the result's size equals the operand's and, for trilu, off its last two).
+  // trilu: only where the result's size equals the operand's; for trilu, off its last two; for
+  // resize, not cropping).
   void same_size_axes(const Node& node) {
     const Shape& in = shape_of(node.operand(0));
     const Shape& out = shape_of(node.result(0));
@@ -450,6 +464,11 @@ class Analyzer {
     for (const RowAxis& row : rows_of(node.operand(0))) {
       bool kept = in.size() == out.size() && in[row.axis] == out[row.axis];
       if (node.op() == "trilu" && row.axis + 2 >= static_cast<int>(in.size())) kept = false;
+      // tf_crop_and_resize reads rows through its region of interest even at scale 1.
+      if (node.op() == "resize" &&
+          node.string_attr("coordinate_transformation_mode") == "tf_crop_and_resize") {
+        kept = false;
+      }
       if (node.op() == "pad") {
         const std::vector<int64_t>& pads = node.ints_attr("pads");
         kept = kept && pads[row.axis] == 0 && pads[row.axis + in.size()] == 0;

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,8 @@ struct PaddingAnalysis {
   // Per graph output: its row axes (at most one per class; a class on two axes of one output
   // is refused).
   std::vector<std::vector<RowAxis>> output_rows;
+  // Every value with rows (classes as above); values without rows are absent.
+  std::map<const Value*, std::vector<RowAxis>> value_rows;
 };
 
 // `graph` with concrete shapes, before fusion (op-level), each varying dim of size >= 2.

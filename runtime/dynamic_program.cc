@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 
@@ -45,32 +46,80 @@ std::string describe_dim(const VaryingDim& dim) {
   return fmt::format("input {} dim {}", dim.input, dim.axis);
 }
 
+// Whether `a` and `b` (the signature buffers of two variants) agree on names, dtypes and ranks.
+bool same_signature(const Program& a, const std::vector<int>& as, const Program& b,
+                    const std::vector<int>& bs) {
+  if (as.size() != bs.size()) return false;
+  for (size_t i = 0; i < as.size(); ++i) {
+    const ProgramBuffer& x = a.buffers[as[i]];
+    const ProgramBuffer& y = b.buffers[bs[i]];
+    if (x.name != y.name || x.type.dtype != y.type.dtype || x.type.rank() != y.type.rank()) {
+      return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 void validate_dynamic_program(const DynamicProgram& program) {
   if (program.variants.empty()) throw InputError("no variants");
   const size_t classes = program.classes.size();
-  for (const VaryingDim& dim : program.dims) {
+  const Program& first = program.variants[0].program;
+  std::vector<bool> class_has_dim(classes, false);
+  for (size_t d = 0; d < program.dims.size(); ++d) {
+    const VaryingDim& dim = program.dims[d];
+    if (dim.input < 0 || static_cast<size_t>(dim.input) >= first.inputs.size()) {
+      throw InputError(describe_dim(dim) + ": the program has " +
+                       std::to_string(first.inputs.size()) + " inputs");
+    }
     if (dim.dim_class < 0 || static_cast<size_t>(dim.dim_class) >= classes) {
       throw InputError(describe_dim(dim) + ": class out of range");
+    }
+    class_has_dim[dim.dim_class] = true;
+    for (size_t other = 0; other < d; ++other) {
+      if (program.dims[other].input == dim.input && program.dims[other].axis == dim.axis) {
+        throw InputError(describe_dim(dim) + " is listed twice");
+      }
     }
     if (dim.min < 1 || dim.min > dim.max) {
       throw InputError(
           fmt::format("{}: range {}..{} is not valid", describe_dim(dim), dim.min, dim.max));
     }
   }
+  for (size_t c = 0; c < classes; ++c) {
+    if (!class_has_dim[c]) throw InputError(fmt::format("class {} has no varying dim", c));
+  }
   for (size_t v = 0; v < program.variants.size(); ++v) {
     const ProgramVariant& variant = program.variants[v];
     const Program& p = variant.program;
     const std::string what = fmt::format("variant {}", v);
+    if (!same_signature(p, p.inputs, first, first.inputs) ||
+        !same_signature(p, p.outputs, first, first.outputs)) {
+      throw InputError(what +
+                       ": its inputs or outputs differ from variant 0's in name, dtype "
+                       "or rank");
+    }
     if (variant.sizes.size() != classes || variant.padded.size() != classes ||
         variant.input_shapes.size() != p.inputs.size() ||
         variant.output_rows.size() != p.outputs.size()) {
       throw InputError(what + ": its sizes, shapes or output rows do not match the program");
     }
     for (size_t i = 0; i < p.inputs.size(); ++i) {
-      if (p.buffers[p.inputs[i]].type.shape != variant.input_shapes[i]) {
+      const Shape& shape = p.buffers[p.inputs[i]].type.shape;
+      if (shape != variant.input_shapes[i]) {
         throw InputError(fmt::format("{}: input {} is not of the shape recorded", what, i));
+      }
+      for (size_t axis = 0; axis < shape.size(); ++axis) {
+        const bool varies = std::any_of(program.dims.begin(), program.dims.end(), [&](auto& dim) {
+          return dim.input == static_cast<int>(i) && dim.axis == static_cast<int>(axis);
+        });
+        if (!varies && shape[axis] != first.buffers[first.inputs[i]].type.shape[axis]) {
+          throw InputError(
+              fmt::format("{}: input {} dim {} differs from variant 0's and does not "
+                          "vary",
+                          what, i, axis));
+        }
       }
     }
     for (const VaryingDim& dim : program.dims) {

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "ir/error.h"
+#include "runtime/cuda_api.h"
 
 namespace kiln {
 
@@ -27,11 +28,21 @@ DynamicSession DynamicSession::load(const std::string& path, const SessionOption
 }
 
 DynamicSession DynamicSession::load(DynamicProgram program, const SessionOptions& options) {
+  validate_dynamic_program(program);
   require_cuda_device();
-  return DynamicSession(std::make_unique<DynamicProgram>(std::move(program)), options);
+  // Every variant on one device: the one current now unless named (the shared arena and
+  // weights live there).
+  SessionOptions resolved = options;
+  if (resolved.device == -1) cuda_check(cudaGetDevice(&resolved.device), "cudaGetDevice");
+  return DynamicSession(std::make_unique<DynamicProgram>(std::move(program)), resolved);
 }
 
 Session& DynamicSession::variant_session(size_t index) {
+  const std::lock_guard lock(*mutex_);
+  return loaded_variant(index);
+}
+
+Session& DynamicSession::loaded_variant(size_t index) {
   if (index >= program_->variants.size()) {
     throw InputError(
         fmt::format("variant {}: the program has {}", index, program_->variants.size()));
@@ -63,7 +74,7 @@ std::vector<Tensor> DynamicSession::run(const std::vector<Tensor>& inputs) {
                          : pad_to(inputs[i], variant.input_shapes[i]));
   }
   const std::lock_guard lock(*mutex_);
-  std::vector<Tensor> outputs = variant_session(index).run(padded);
+  std::vector<Tensor> outputs = loaded_variant(index).run(padded);
   for (size_t o = 0; o < outputs.size(); ++o) {
     const Shape real = real_output_shape(variant, o, sizes);
     if (real != outputs[o].shape()) outputs[o] = cut_to(outputs[o], real);

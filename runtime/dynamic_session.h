@@ -33,11 +33,13 @@ class DynamicSession {
   // Host tensors, one per input in order, of the inputs' dtypes and of shapes in range; returns
   // the outputs at the run's shapes.
   std::vector<Tensor> run(const std::vector<Tensor>& inputs);
-  // The session of variant `index`, loaded on first use (for timing one variant).
+  // The session of variant `index`, loaded on first use (for timing one variant). It shares the
+  // arena with the others: do not use it while run() is running on another thread.
   Session& variant_session(size_t index);
 
  private:
   DynamicSession(std::unique_ptr<DynamicProgram> program, const SessionOptions& options);
+  Session& loaded_variant(size_t index);  // with the mutex held
   std::unique_ptr<DynamicProgram> program_;
   SessionOptions options_;
   std::unique_ptr<std::mutex> mutex_;

@@ -179,7 +179,10 @@ std::shared_ptr<const LoadedProgram> load_program(
                                            gpu_arch_name(properties.major, properties.minor));
   size_t free_bytes = 0, total_bytes = 0;
   cuda_check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
-  if (const std::string shortfall = device_memory_shortfall(loaded->program, free_bytes);
+  // Reading another program's weights, it needs its arena and buffers only.
+  if (const std::string shortfall = weights_of
+                                        ? shared_session_shortfall(loaded->program, free_bytes)
+                                        : device_memory_shortfall(loaded->program, free_bytes);
       !shortfall.empty()) {
     throw InputError(shortfall + " (" + loaded->device_description + ")");
   }

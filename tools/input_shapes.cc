@@ -52,6 +52,7 @@ std::map<std::string, Shape> parse_input_shapes(const std::vector<std::string>& 
   for (const std::string& spec : specs) {
     auto [name, ranges] = parse_spec(spec);
     Shape& shape = shapes[name];
+    shape.clear();  // a later spec for the same input replaces an earlier one
     for (const DimRange& range : ranges) {
       if (range.min != range.max) {
         throw InputError("--input-shape '" + spec +

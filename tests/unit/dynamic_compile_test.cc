@@ -90,6 +90,21 @@ TEST(DynamicCompile, DoesNotPadABatchSizeFoldedIntoAConstant) {
   EXPECT_EQ(batch_sizes(compiled.program), (std::vector<int64_t>{1, 2, 3, 4}));
 }
 
+// Found by review: size-derived values that one comparison of the largest two sizes missed.
+TEST(DynamicCompile, ComparesEachPaddedSizeWithTheSmallestItServes) {
+  const CompiledDynamicModel compiled = compile_dynamic(dynamic_models::divide_by_min_batch_model(),
+                                                        sm90(), {{"x", {{1, 8}, {4, 4}}}});
+  EXPECT_FALSE(compiled.program.classes.at(0).padded);
+  EXPECT_THAT(compiled.program.classes[0].note, HasSubstr("computed from the size"));
+}
+
+TEST(DynamicCompile, RefusesAttributesThatTheSizeChangesOffTheRows) {
+  const CompiledDynamicModel compiled =
+      compile_dynamic(dynamic_models::column_by_batch_model(), sm90(), {{"x", {{1, 4}, {16, 16}}}});
+  EXPECT_FALSE(compiled.program.classes.at(0).padded);
+  EXPECT_THAT(compiled.program.classes[0].note, HasSubstr("off the padded rows"));
+}
+
 TEST(DynamicCompile, PadsAroundAConstantOfBatchRowsThatIsTheSameAtEverySize) {
   const CompiledDynamicModel compiled =
       compile_dynamic(dynamic_models::expanded_constant_model(), sm90(), {{"x", {{1, 4}, {4, 4}}}});

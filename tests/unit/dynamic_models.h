@@ -53,6 +53,36 @@ inline std::string divide_by_batch_model() {
   return write_model(builder, "divide_by_batch");
 }
 
+// y = x / min(batch, 4): equal at batch 8 and 7, but not at 3 (which a variant of 4 serves).
+inline std::string divide_by_min_batch_model() {
+  ModelBuilder builder;
+  builder.input("x", onnx::TensorProto::FLOAT, {std::string("batch"), int64_t{4}});
+  builder.int64_initializer("zero", {}, {0});
+  builder.int64_initializer("four", {}, {4});
+  builder.node("Shape", {"x"}, {"s"});
+  builder.node("Gather", {"s", "zero"}, {"b"});
+  builder.node("Min", {"b", "four"}, {"m"});
+  onnx_import::frontend_test::add_int_attr(builder.node("Cast", {"m"}, {"mf"}), "to",
+                                           onnx::TensorProto::FLOAT);
+  builder.node("Div", {"x", "mf"}, {"y"});
+  builder.output("y");
+  return write_model(builder, "divide_by_min_batch");
+}
+
+// y = x[:, batch - 1 : batch]: a column chosen by the batch size (no shape changes with it).
+inline std::string column_by_batch_model() {
+  ModelBuilder builder;
+  builder.input("x", onnx::TensorProto::FLOAT, {std::string("batch"), int64_t{16}});
+  builder.int64_initializer("first", {1}, {0});
+  builder.int64_initializer("one", {1}, {1});
+  builder.node("Shape", {"x"}, {"s"});
+  builder.node("Slice", {"s", "first", "one"}, {"b"});
+  builder.node("Sub", {"b", "one"}, {"start"});
+  builder.node("Slice", {"x", "start", "b", "one"}, {"y"});
+  builder.output("y");
+  return write_model(builder, "column_by_batch");
+}
+
 // y = x + expand(c, shape(x)): c's one row repeated to the batch, folded at import into a
 // constant of batch rows (as exporters write default token-type ids).
 inline std::string expanded_constant_model() {

@@ -123,6 +123,17 @@ graph @g(%x: f32[4,8]) -> (f32[4,8]) {
   EXPECT_EQ(analysis.output_rows[0], (std::vector<RowAxis>{{0, 1, 0}}));
 }
 
+TEST(PaddingAnalysis, ACroppingResizeIsRefusedEvenAtScaleOne) {
+  const PaddingAnalysis analysis = analyze(R"(
+graph @g(%x: f32[4,1,4,4]) -> (f32[4,1,4,4]) {
+  %y = resize(%x) {coordinate_transformation_mode="tf_crop_and_resize", mode="linear", roi=[0.5, 0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0], scales=[1.0, 1.0, 1.0, 1.0], sizes=[4, 1, 4, 4]} : f32[4,1,4,4]
+  return %y
+})",
+                                           {{0, 0}});
+  EXPECT_NE(analysis.refusal[0].find("moves elements along the padded axis 0"), std::string::npos)
+      << analysis.refusal[0];
+}
+
 TEST(PaddingAnalysis, ConvolutionsKeepImagesApart) {
   const PaddingAnalysis analysis = analyze(R"(
 graph @g(%x: f32[4,3,8,8], %w: f32[6,3,3,3]) -> (f32[4,6,1,1], f32[1,6,8,8]) {
