@@ -1,10 +1,12 @@
 // Writes the seed corpus of the .kiln reader's fuzzer (tests/fuzz/corpus_kiln): small valid
-// programs with placeholder kernel code, each under the fuzzers' 4096-byte input limit.
+// programs with placeholder kernel code, and a dynamic one (runtime/dynamic_program.h) of two
+// variants, each under the fuzzers' 4096-byte input limit.
 //
 //   usage: write_fuzz_seeds DIR
 #include <cstdio>
 #include <filesystem>
 
+#include "runtime/dynamic_program.h"
 #include "runtime/memory_plan.h"
 #include "runtime/program_io.h"
 #include "tests/runtime/bias_relu_program.h"
@@ -48,6 +50,38 @@ kiln::Program every_dtype_program() {
   return program;
 }
 
+// y = k(x) for x, y of [batch, 3]: one variant's program.
+kiln::Program batch_program(int64_t batch) {
+  kiln::Program program;
+  program.name = "rows";
+  program.archs = {"sm_90a"};
+  program.kernels = {{"k", "// k\n", {}, {}, "// ptx\n"}};
+  program.buffers = {{Kind::kInput, "x", {kiln::DType::kF32, {batch, 3}}, 0},
+                     {Kind::kOutput, "y", {kiln::DType::kF32, {batch, 3}}, 0}};
+  program.inputs = {0};
+  program.outputs = {1};
+  program.steps = {{0, {1, 1, 1}, {32, 1, 1}, 0, {0, 1}}};
+  return program;
+}
+
+// x's batch 1..2: variants at 1 and 2, batch 1 running padded in the second.
+kiln::DynamicProgram dynamic_program() {
+  kiln::DynamicProgram program;
+  program.dims = {{0, 0, 1, 2, 0}};
+  program.classes = {{true, ""}};
+  for (const int64_t batch : {1, 2}) {
+    kiln::ProgramVariant variant;
+    variant.sizes = {batch};
+    variant.padded = {batch > 1};
+    variant.input_shapes = {{batch, 3}};
+    variant.output_rows = {batch > 1 ? std::vector<kiln::OutputRows>{{0, 1, 0}}
+                                     : std::vector<kiln::OutputRows>{}};
+    variant.program = batch_program(batch);
+    program.variants.push_back(std::move(variant));
+  }
+  return program;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -61,5 +95,6 @@ int main(int argc, char** argv) {
                       (dir / "bias_relu.kiln").string());
   kiln::write_program(single_step_program(), (dir / "single_step.kiln").string());
   kiln::write_program(every_dtype_program(), (dir / "every_dtype.kiln").string());
+  kiln::write_dynamic_program(dynamic_program(), (dir / "dynamic.kiln").string());
   return 0;
 }
