@@ -441,16 +441,33 @@ CompiledDynamicModel compile_dynamic(
         global_class[rows.dim_class[d]] = program.dims[d].dim_class;
       }
       for (size_t c = 0; c < program.classes.size() && planned; ++c) {
-        const bool padded = program.classes[c].padded && variant.sizes[c] > class_range[c].min;
-        for (size_t d = 0; d < program.dims.size() && padded && planned; ++d) {
-          const std::string& refusal = rows.refusal[rows.dim_class[d]];
-          if (program.dims[d].dim_class == static_cast<int>(c) && !refusal.empty()) {
-            program.classes[c] = {
-                false, fmt::format("{} (at sizes {})", refusal, fmt::join(variant.sizes, ","))};
-            planned = false;
-          }
-        }
+        const std::vector<int64_t>& sizes = sizes_per_class[c];
+        const size_t k = std::find(sizes.begin(), sizes.end(), variant.sizes[c]) - sizes.begin();
+        const int64_t smallest = k == 0 ? class_range[c].min : sizes[k - 1] + 1;
+        const bool padded = program.classes[c].padded && smallest < variant.sizes[c];
         variant.padded.push_back(padded);
+        if (!padded) continue;
+        int local = -1;
+        for (size_t d = 0; d < program.dims.size(); ++d) {
+          if (program.dims[d].dim_class == static_cast<int>(c)) local = rows.dim_class[d];
+        }
+        std::string note = rows.refusal[local];
+        if (note.empty() && program.classes.size() > 1) {
+          // The other classes at these sizes, not their largest as when checked before.
+          std::map<std::string, Shape> smaller = shapes;
+          for (const VaryingDim& dim : program.dims) {
+            if (dim.dim_class == static_cast<int>(c)) {
+              smaller[largest->inputs()[dim.input]->name()][dim.axis] = smallest;
+            }
+          }
+          note = SizeComparison(rows, local, variant.sizes[c], smallest)
+                     .difference(*graph, *load_optimized(load, options, smaller, unused));
+        }
+        if (!note.empty()) {
+          program.classes[c] = {
+              false, fmt::format("{} (at sizes {})", note, fmt::join(variant.sizes, ","))};
+          planned = false;
+        }
       }
       // Only a padded class's rows are cut back; another's size is the run's (and rows of size
       // 1, or of a class the analysis refused, need not lie where it found them).

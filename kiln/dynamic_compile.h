@@ -17,8 +17,10 @@
 //      --opt-shape size; one that is not takes every size in its range (at most
 //      kMaxExactSizes, else an InputError saying why it could not be padded).
 //   4. One variant per combination of the classes' sizes (at most kMaxVariants), each analyzed
-//      again (where its outputs' rows lie; a padded class whose rows it mixes, its sizes meeting
-//      another class's, is not padded after all and the plan is made again), then compiled.
+//      again (where its outputs' rows lie) and, with several classes, compared as in 2 at the
+//      other classes' sizes there; a padded class that fails either (its rows meeting another
+//      class's, a constant of both sizes) is not padded after all and the plan is made again.
+//      Then each is compiled.
 #pragma once
 
 #include <cstdint>

@@ -51,7 +51,8 @@ TEST(DynamicCompile, PadsARowWiseModelsBatch) {
   const DynamicProgram read = dynamic_program_from_bytes(bytes, "test.kiln");
   EXPECT_EQ(batch_sizes(read), batch_sizes(program));
   EXPECT_EQ(read.variants[3].program.weights, program.variants[3].program.weights);
-  EXPECT_TRUE(read.variants[1].padded[0]);
+  EXPECT_TRUE(read.variants[2].padded[0]);   // 4 serves 3 and 4
+  EXPECT_FALSE(read.variants[1].padded[0]);  // 2 serves 2 alone (1 has its own)
   EXPECT_FALSE(read.variants[0].padded[0]);  // nothing is smaller than the range's start
 
   EXPECT_EQ(choose_variant(read, {{3, 4}}), 2u);  // 3 rows run padded to 4
@@ -96,6 +97,18 @@ TEST(DynamicCompile, ComparesEachPaddedSizeWithTheSmallestItServes) {
                                                         sm90(), {{"x", {{1, 8}, {4, 4}}}});
   EXPECT_FALSE(compiled.program.classes.at(0).padded);
   EXPECT_THAT(compiled.program.classes[0].note, HasSubstr("computed from the size"));
+}
+
+TEST(DynamicCompile, ComparesEachVariantAtTheOtherClassesSizes) {
+  const CompiledDynamicModel compiled =
+      compile_dynamic(dynamic_models::joint_max_model(), sm90(),
+                      {{"x", {{1, 4}, {4, 4}}}, {"z", {{1, 4}, {4, 4}}}});
+  const DynamicProgram& program = compiled.program;
+  ASSERT_EQ(program.classes.size(), 2u);
+  EXPECT_FALSE(program.classes[0].padded);
+  EXPECT_FALSE(program.classes[1].padded);
+  EXPECT_THAT(program.classes[0].note, HasSubstr("computed from the size"));
+  EXPECT_EQ(program.variants.size(), 16u);
 }
 
 TEST(DynamicCompile, RefusesAttributesThatTheSizeChangesOffTheRows) {

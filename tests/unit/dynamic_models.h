@@ -83,6 +83,28 @@ inline std::string column_by_batch_model() {
   return write_model(builder, "column_by_batch");
 }
 
+// y = x / max(batch of x, batch of z), w = z + 1: x's batch may be padded while z's is the
+// largest, not at smaller sizes of z (and the other way round).
+inline std::string joint_max_model() {
+  ModelBuilder builder;
+  builder.input("x", onnx::TensorProto::FLOAT, {std::string("n"), int64_t{4}});
+  builder.input("z", onnx::TensorProto::FLOAT, {std::string("m"), int64_t{4}});
+  builder.int64_initializer("zero", {}, {0});
+  builder.float_initializer("one", {}, {1});
+  builder.node("Shape", {"x"}, {"sx"});
+  builder.node("Gather", {"sx", "zero"}, {"nx"});
+  builder.node("Shape", {"z"}, {"sz"});
+  builder.node("Gather", {"sz", "zero"}, {"nz"});
+  builder.node("Max", {"nx", "nz"}, {"most"});
+  onnx_import::frontend_test::add_int_attr(builder.node("Cast", {"most"}, {"mostf"}), "to",
+                                           onnx::TensorProto::FLOAT);
+  builder.node("Div", {"x", "mostf"}, {"y"});
+  builder.node("Add", {"z", "one"}, {"w"});
+  builder.output("y");
+  builder.output("w");
+  return write_model(builder, "joint_max");
+}
+
 // y = x + expand(c, shape(x)): c's one row repeated to the batch, folded at import into a
 // constant of batch rows (as exporters write default token-type ids).
 inline std::string expanded_constant_model() {
