@@ -13,6 +13,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <set>
 
 #include "ir/error.h"
 #include "kiln/compiler.h"
@@ -60,8 +61,13 @@ std::string output_path(const CompileCommandOptions& options) {
 }
 
 // --input-shape with ranges: one program of variants (kiln/dynamic_compile.h).
-int run_compile_dynamic(const CompileCommandOptions& options, const CompileOptions& compile_options,
+int run_compile_dynamic(const CompileCommandOptions& options, CompileOptions compile_options,
                         const InputRanges& ranges) {
+  // Each variant's import repeats the notes of dims left unbound: print each once.
+  auto notes = std::make_shared<std::set<std::string>>();
+  compile_options.on_defaulted_dims = [notes](const std::string& note) {
+    if (notes->insert(note).second) std::cerr << "kiln compile: note: " << note << "\n";
+  };
   const CompiledDynamicModel compiled = compile_dynamic(
       options.model, compile_options, ranges, parse_input_shapes(options.opt_shapes),
       [](size_t index, size_t count, const std::string& shapes) {
