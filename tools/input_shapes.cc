@@ -34,7 +34,7 @@ std::pair<std::string, std::vector<DimRange>> parse_spec(const std::string& spec
                            parse_number(spec, dim.substr(dots + 2))};
       if (range.min < 1 || range.min > range.max) {
         throw InputError("--input-shape '" + spec + "': range " + dim +
-                         " must run from at least 1 up");
+                         " is not LO..HI with 1 <= LO <= HI");
       }
       ranges.push_back(range);
     } else {

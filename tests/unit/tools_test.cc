@@ -180,6 +180,27 @@ TEST(InputShapeTest, ParsesAndRejects) {
   EXPECT_THROW(parse_input_shapes({"x"}), InputError);
   EXPECT_THROW(parse_input_shapes({"x=1xbx3"}), InputError);
   EXPECT_THROW(parse_input_shapes({"x=1x-3"}), InputError);
+  // A later spec for the same input replaces the earlier one.
+  EXPECT_EQ(parse_input_shapes({"x=3x4", "x=5x4"}).at("x"), (Shape{5, 4}));
+  // Ranges are kiln compile's alone.
+  EXPECT_THAT(
+      [] { parse_input_shapes({"x=1..4x3"}); },
+      ::testing::ThrowsMessage<InputError>(::testing::HasSubstr("ranges are for kiln compile")));
+}
+
+TEST(InputShapeTest, ParsesRanges) {
+  const InputRanges ranges = parse_input_ranges({"ids=1..32x128", "mask=8x2..4"});
+  ASSERT_EQ(ranges.at("ids").size(), 2u);
+  EXPECT_EQ(ranges.at("ids")[0].min, 1);
+  EXPECT_EQ(ranges.at("ids")[0].max, 32);
+  EXPECT_EQ(ranges.at("ids")[1].min, 128);
+  EXPECT_EQ(ranges.at("ids")[1].max, 128);
+  EXPECT_EQ(ranges.at("mask")[1].min, 2);
+  EXPECT_TRUE(has_varying_dims(ranges));
+  EXPECT_FALSE(has_varying_dims(parse_input_ranges({"x=2x3"})));
+  for (const char* bad : {"x=4..2x3", "x=0..4", "x=1..x3", "x=..4", "x=1...4"}) {
+    EXPECT_THROW(parse_input_ranges({bad}), InputError) << bad;
+  }
 }
 
 }  // namespace
