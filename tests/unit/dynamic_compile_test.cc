@@ -145,6 +145,21 @@ TEST(DynamicCompile, PadsOneClassAndCompilesEverySizeOfAnother) {
   EXPECT_EQ(real_output_shape(read.variants[chosen], 0, {3, 2}), (Shape{3, 2}));
 }
 
+TEST(DynamicProgram, CutsRowsMergedWithAnotherAxis) {
+  // An output [batch · 3, 2] of a variant for batch 4 (rows of 3 elements along axis 0): a run
+  // of batch 2 keeps its first 6 rows.
+  ProgramVariant variant;
+  variant.program.buffers = {{ProgramBuffer::Kind::kOutput, "y", {DType::kF32, {12, 2}}, 0}};
+  variant.program.outputs = {0};
+  variant.output_rows = {{{0, 3, 0}}};
+  EXPECT_EQ(real_output_shape(variant, 0, {2}), (Shape{6, 2}));
+  Tensor padded(DType::kF32, {12, 2});
+  for (int i = 0; i < 24; ++i) padded.data<float>()[i] = static_cast<float>(i);
+  const Tensor cut = cut_to(padded, real_output_shape(variant, 0, {2}));
+  EXPECT_EQ(std::vector<float>(cut.data<float>(), cut.data<float>() + 12),
+            (std::vector<float>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}));
+}
+
 TEST(DynamicProgram, PadsAndCutsTheLeadingCorner) {
   Tensor small(DType::kF32, {2, 3});
   for (int i = 0; i < 6; ++i) small.data<float>()[i] = static_cast<float>(i + 1);
