@@ -97,6 +97,12 @@ int run_compile_dynamic(const CompileCommandOptions& options, CompileOptions com
   for (const CompiledModel& variant : compiled.variants) seconds += variant.stats.seconds;
   std::cerr << fmt::format("kiln compile: {} variants, NVRTC and the cache in {:.2f} s\n",
                            program.variants.size(), seconds);
+  // The largest variant's refusals, target and tactics stand for all (the same graph and passes).
+  const CompiledModel& largest = compiled.variants.back();
+  options.passes.print_refusals(largest.refusals);
+  std::cerr << "kiln compile: kernels generated for " << largest.target.describe() << "\n";
+  std::cerr << "kiln compile: largest variant: " << tactic_summary(largest.autotune) << "\n";
+  if (options.tactics.explain) std::cerr << tactic_table(largest.autotune);
   const std::string output = output_path(options);
   write_dynamic_program(program, output);
   std::cerr << "kiln compile: wrote " << output << "\n";
