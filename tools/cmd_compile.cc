@@ -60,6 +60,15 @@ std::string output_path(const CompileCommandOptions& options) {
              : options.output;
 }
 
+// The target the kernels were generated for and how the tactics were chosen (with
+// --explain-tactics, per contraction), `what` naming the program they describe.
+void print_target_and_tactics(const CompileCommandOptions& options, const CompiledModel& compiled,
+                              const std::string& what) {
+  std::cerr << "kiln compile: kernels generated for " << compiled.target.describe() << "\n";
+  std::cerr << "kiln compile: " << what << tactic_summary(compiled.autotune) << "\n";
+  if (options.tactics.explain) std::cerr << tactic_table(compiled.autotune);
+}
+
 // --input-shape with ranges: one program of variants (kiln/dynamic_compile.h).
 int run_compile_dynamic(const CompileCommandOptions& options, CompileOptions compile_options,
                         const InputRanges& ranges) {
@@ -100,9 +109,7 @@ int run_compile_dynamic(const CompileCommandOptions& options, CompileOptions com
   // The largest variant's refusals, target and tactics stand for all (the same graph and passes).
   const CompiledModel& largest = compiled.variants.back();
   options.passes.print_refusals(largest.refusals);
-  std::cerr << "kiln compile: kernels generated for " << largest.target.describe() << "\n";
-  std::cerr << "kiln compile: largest variant: " << tactic_summary(largest.autotune) << "\n";
-  if (options.tactics.explain) std::cerr << tactic_table(largest.autotune);
+  print_target_and_tactics(options, largest, "largest variant: ");
   const std::string output = output_path(options);
   write_dynamic_program(program, output);
   std::cerr << "kiln compile: wrote " << output << "\n";
@@ -149,9 +156,7 @@ int run_compile(const CompileCommandOptions& options) {
         "were compiled and not cached (--cache-dir or $KILN_CACHE_DIR picks another directory)\n",
         stats.cache_store_failures, stats.cache_store_error);
   }
-  std::cerr << "kiln compile: kernels generated for " << compiled.target.describe() << "\n";
-  std::cerr << "kiln compile: " << tactic_summary(compiled.autotune) << "\n";
-  if (options.tactics.explain) std::cerr << tactic_table(compiled.autotune);
+  print_target_and_tactics(options, compiled, "");
   const std::string output = output_path(options);
   write_program(program, output);
   std::cerr << "kiln compile: wrote " << output << "\n";
