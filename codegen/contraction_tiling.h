@@ -62,12 +62,28 @@ inline constexpr int kWgmmaMinSplitSteps = 8;
 inline constexpr int kWgmmaShallowSteps = 2;
 inline constexpr int kWgmmaShallowStages = 3;
 inline constexpr int kWgmmaShallowMaxBlockN = 128;
+// The dynamic shared memory a wgmma block may take (of an H100's or H200's 227 KiB).
+inline constexpr int64_t kWgmmaSharedLimit = 227 * 1024;
+
+// The warp-specialized persistent variant (codegen/wgmma_contraction_emitter.h): a producer
+// warpgroup whose one thread brings every stage by TMA, and two consumer warpgroups, each
+// computing whole kWgmmaBlockM × block_n tiles in turn, so that one's epilogue overlaps the
+// other's multiplies. Offered (never the heuristic's choice) for unsplit contractions at least
+// kWgmmaPersistentMinSteps deep, block_n 64 or 128 (a consumer holds 128 × block_n
+// accumulators), as many stages as shared memory holds up to kWgmmaPersistentMaxStages, one
+// block an SM.
+inline constexpr int kWgmmaPersistentThreads = 384;
+inline constexpr int kWgmmaPersistentMaxStages = 8;
+inline constexpr int kWgmmaPersistentMinSteps = 4;
 
 struct WgmmaTiling {
   int block_n = 0;
   int stages = 4;
   int splits = 1;           // slices of K (1: no split)
   int64_t split_depth = 0;  // depth of a slice, a multiple of kWgmmaTileK
+  // Blocks of the warp-specialized persistent kernel (at most one an SM, each taking tiles
+  // blockIdx.x, + gridDim.x, ...); 0: the one-tile-a-block kernel.
+  int persistent_blocks = 0;
 
   bool operator==(const WgmmaTiling&) const = default;
 };
@@ -87,7 +103,9 @@ MmaTiling choose_mma_tiling(int64_t batch, int64_t rows, int64_t cols, int64_t d
 // kWgmmaShallowMaxBlockN), with the split-K the heuristic would give that width, and for
 // contractions at least 2 · kWgmmaMinSplitSteps steps deep also split in two where the heuristic
 // does not split (a grid 1.5 waves deep becomes 3 waves), and 128 wide in the shallow stage count
-// where the heuristic pipelines deeper (two blocks an SM); for mma.sync the 128 × 128 and 64 × 64
+// where the heuristic pipelines deeper (two blocks an SM), and the warp-specialized persistent
+// kernel 128 and 64 wide where its conditions hold (kWgmmaPersistentThreads; it also needs both
+// operands copied by TMA, which the emitter decides); for mma.sync the 128 × 128 and 64 × 64
 // tiles, each with its heuristic split and without one. Empty when the heuristic finds no wgmma
 // tiling (block_n 0).
 std::vector<WgmmaTiling> wgmma_tiling_candidates(int64_t batch, int64_t rows, int64_t cols,

@@ -448,6 +448,21 @@ __device__ __forceinline__ void kiln_wgmma_wait() {
                  : "=r"(done) : "r"(barrier), "r"(parity) : "memory");
   } while (!done);
 })"},
+      // An arrival on the mbarrier (a consumer freeing a stage, or handing a tile's turn on).
+      {"kiln_mbarrier_arrive",
+       R"(__device__ __forceinline__ void kiln_mbarrier_arrive(unsigned barrier) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" :: "r"(barrier) : "memory");
+})"},
+      // Hopper (sm_90a): a warpgroup gives back registers (dec) or takes more (inc), so that a
+      // warp-specialized kernel's consumers hold more than the launch bound's even share.
+      {"kiln_setmaxnreg_dec", R"(template <int registers>
+__device__ __forceinline__ void kiln_setmaxnreg_dec() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" :: "n"(registers));
+})"},
+      {"kiln_setmaxnreg_inc", R"(template <int registers>
+__device__ __forceinline__ void kiln_setmaxnreg_inc() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" :: "n"(registers));
+})"},
       {"kiln_tma_load_2d",
        R"(__device__ __forceinline__ void kiln_tma_load_2d(unsigned shared, const kiln_tensor_map* map, int c0, int c1, unsigned barrier) {
   asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"

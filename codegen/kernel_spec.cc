@@ -32,9 +32,12 @@ std::string kernel_code(const KernelSpec& spec, const std::string& name) {
   for (size_t i = 0; i < spec.tensor_maps.size(); ++i) {
     signature += fmt::format(", const __grid_constant__ kiln_tensor_map g_map{}", i);
   }
+  const std::string bounds = spec.min_blocks > 0
+                                 ? fmt::format("{}, {}", spec.max_threads, spec.min_blocks)
+                                 : std::to_string(spec.max_threads);
   std::string function =
-      fmt::format("extern \"C\" __global__ void __launch_bounds__({}) {}({}) {{\n{}}}\n",
-                  spec.max_threads, name, signature, spec.body);
+      fmt::format("extern \"C\" __global__ void __launch_bounds__({}) {}({}) {{\n{}}}\n", bounds,
+                  name, signature, spec.body);
   std::string code = device_functions_for(spec.definitions + function);
   if (!spec.definitions.empty()) code += spec.definitions + "\n";
   return code + function;

@@ -21,6 +21,9 @@ struct KernelSpec {
   std::string body;              // the function's statements, indented one level
   KernelParams params;
   uint32_t max_threads = 256;  // __launch_bounds__: the block size it is launched with
+  // __launch_bounds__'s blocks an SM must hold (0: none named); 1 caps the registers at a
+  // block's share, as setmaxnreg needs.
+  uint32_t min_blocks = 0;
   std::array<uint32_t, 3> grid{1, 1, 1};
   std::array<uint32_t, 3> block{1, 1, 1};
   uint32_t shared_bytes = 0;  // dynamic shared memory (static __shared__ is in the code)

@@ -22,7 +22,12 @@ constexpr int kAtomBytes = 8 * kRowBytes;      // 8 rows, the swizzle's period
 constexpr int kBlockBytes = 64 * kRowBytes;    // 64 rows: a warpgroup's A, or 64 columns of B
 constexpr int kVector = 8;                     // 16-bit values a cp.async moves
 constexpr int kWarpgroupRows = 64;
-constexpr int64_t kSharedLimit = 227 * 1024;
+constexpr int kWarpgroupThreads = 128;
+// setmaxnreg's registers a thread for the warp-specialized kernel's producer and consumers:
+// 128 · 72 + 256 · 216 of the SM's 65536 (session 9's cp.async producer spilled below 72; the
+// TMA producer needs fewer, but a consumer 128 wide holds 128 accumulators and its epilogue).
+constexpr int kProducerRegisters = 72;
+constexpr int kConsumerRegisters = 216;
 // Floats a staged result row (results_through_shared) is longer than the tile: rows 8 floats
 // apart in banks, so that a quarter warp's stores of its 4 rows of 8 sums hit 32 banks.
 constexpr int kStagedRowPad = 8;
@@ -83,8 +88,12 @@ bool gathers_a(const KernelParams& params, const ContractionView& view) {
 
 bool is_16_bit(DType dtype) { return dtype == DType::kF16 || dtype == DType::kBF16; }
 
-// Bytes after the stages: one 8-byte mbarrier a stage, which the TMA copies complete on.
-int64_t barrier_bytes(const WgmmaTiling& tiling) { return 8 * int64_t{tiling.stages}; }
+// Bytes after the stages: one 8-byte mbarrier a stage, which the TMA copies complete on; the
+// warp-specialized kernel also one a stage that its consumers free, and two hand-off ones.
+int64_t barrier_bytes(const WgmmaTiling& tiling) {
+  return tiling.persistent_blocks > 0 ? 8 * (2 * int64_t{tiling.stages} + 2)
+                                      : 8 * int64_t{tiling.stages};
+}
 
 // The tensor map with which TMA copies an operand's tile of a K step, where it can: the operand
 // a buffer read as it lies (no prologue, gather or view) and a plain strided tensor
@@ -230,9 +239,13 @@ class WgmmaKernelWriter {
     // The swizzle repeats every 1024 bytes of shared address: the stages start 1024-aligned.
     spec_.shared_bytes = static_cast<uint32_t>(tiling_.stages * stage_bytes_ + kAtomBytes +
                                                (tma() ? barrier_bytes(tiling_) : 0));
-    declarations();
-    main_loop();
-    results(outputs);
+    if (persistent()) {
+      write_warp_specialized(outputs);
+    } else {
+      declarations();
+      main_loop();
+      results(outputs);
+    }
     const char* a_source = a_.view       ? "copied through a strided view"
                            : a_.gathered ? "gathered (channels-last conv)"
                                          : "read as it lies";
@@ -245,11 +258,20 @@ class WgmmaKernelWriter {
         tiling_.block_n, kWgmmaTileK, tiling_.stages, a_.k_major ? "K" : "MN", a_source,
         b_.k_major ? "K" : "MN", by_tma,
         tiling_.splits > 1 ? fmt::format(", split-K into {} slices", tiling_.splits) : "");
+    if (persistent()) {
+      spec_.tactic += fmt::format(
+          ", warp-specialized (a TMA producer, two consumers of {}x{} tiles), persistent over {} "
+          "blocks",
+          kWgmmaBlockM, tiling_.block_n, tiling_.persistent_blocks);
+    }
     spec_.flops = 2 * view_.batch * view_.rows * view_.cols * view_.depth;
   }
 
  private:
-  void declarations() {
+  bool persistent() const { return tiling_.persistent_blocks > 0; }
+
+  // g_smem (the stages' shared address, 1024-aligned) and g_shared (its generic pointer).
+  void shared_stages() {
     code_.line("extern __shared__ __align__(1024) unsigned char g_shared_bytes[];");
     code_.line(
         fmt::format("const unsigned g_smem = (static_cast<unsigned>(__cvta_generic_to_shared("
@@ -258,6 +280,10 @@ class WgmmaKernelWriter {
     code_.line(
         "unsigned char* const g_shared = g_shared_bytes + (g_smem - "
         "static_cast<unsigned>(__cvta_generic_to_shared(g_shared_bytes)));");
+  }
+
+  void declarations() {
+    shared_stages();
     code_.line(fmt::format("const {} g_b = blockIdx.z % {};", index_, view_.batch));
     code_.line(fmt::format("const {} g_m0 = static_cast<{}>(blockIdx.y) * {};", index_, index_,
                            kWgmmaBlockM));
@@ -342,6 +368,129 @@ class WgmmaKernelWriter {
     // The copies issued past the last step (zero-fills) must land before the block ends. TMA
     // copies are issued only for steps the loop waits for.
     if (copies()) code_.line("kiln_cp_async_wait<0>();");
+  }
+
+  // The warp-specialized persistent kernel (see the header): warpgroup 0's thread 0 copies by
+  // TMA, warpgroups 1 and 2 multiply and finish the tiles blockIdx.x + i · gridDim.x of even and
+  // odd i. The stages form one ring over the block's tiles in order: step s of the block's i-th
+  // tile is position p = i · steps + s, in stage p mod S, its phase (p / S) mod 2. full[stage]
+  // completes when its copies' bytes have landed; empty[stage] when the consuming warpgroup's
+  // 128 threads have seen its wgmmas finish. A wait names a phase by its parity only, so no
+  // consumer may run two phases ahead: one starts tile i only after the other has waited for
+  // tile i - 1's last stage (handoff[c] completes when consumer 1 - c has), so the consumers'
+  // main loops take turns, each one's epilogue beside the other's multiplies.
+  void write_warp_specialized(const std::vector<std::string>& outputs) {
+    const int stages = tiling_.stages;
+    const int64_t col_tiles = ceil_div(view_.cols, tiling_.block_n);
+    const int64_t row_tiles = ceil_div(view_.rows, kWgmmaBlockM);
+    const int64_t tiles = col_tiles * row_tiles * view_.batch;
+    spec_.min_blocks = 1;  // registers capped at a block's share, as setmaxnreg needs
+    shared_stages();
+    for (const SwizzledTile* tile : {&a_, &b_}) {
+      const std::string map = format_tensor_maps({*tile->map});
+      code_.line(fmt::format("// {} by TMA through g_map{} of {}: {}",
+                             tile->name == 'a' ? 'A' : 'B', tile->map_index, tile->parameter,
+                             map.substr(map.find(' ') + 1)));
+    }
+    code_.line(fmt::format(
+        "const unsigned g_full = g_smem + {}, g_empty = g_full + {}, g_handoff = g_empty + {};",
+        stages * stage_bytes_, 8 * stages, 8 * stages));
+    e_.open_block("if (threadIdx.x == 0)");
+    e_.open_block(fmt::format("for (int g_s = 0; g_s < {}; ++g_s)", stages));
+    code_.line("kiln_mbarrier_init(g_full + g_s * 8, 1);");
+    code_.line(fmt::format("kiln_mbarrier_init(g_empty + g_s * 8, {});", kWarpgroupThreads));
+    e_.close_block();
+    code_.line(fmt::format("kiln_mbarrier_init(g_handoff, {});", kWarpgroupThreads));
+    code_.line(fmt::format("kiln_mbarrier_init(g_handoff + 8, {});", kWarpgroupThreads));
+    code_.line("kiln_fence_mbarrier_init();");
+    e_.close_block();
+    code_.line("__syncthreads();");
+    code_.line(fmt::format("const int g_steps = {};", ceil_div(view_.depth, kWgmmaTileK)));
+    const auto tile_origin = [&] {
+      code_.line(fmt::format("const {} g_b = g_tile / {};", index_, col_tiles * row_tiles));
+      code_.line(fmt::format("const {} g_m0 = static_cast<{}>(g_tile / {} % {}) * {};", index_,
+                             index_, col_tiles, row_tiles, kWgmmaBlockM));
+      code_.line(fmt::format("const {} g_n0 = static_cast<{}>(g_tile % {}) * {};", index_, index_,
+                             col_tiles, tiling_.block_n));
+    };
+
+    // The producer: one thread issues every stage's boxes once the stage is free.
+    e_.open_block(fmt::format("if (threadIdx.x < {})", kWarpgroupThreads));
+    code_.line(fmt::format("kiln_setmaxnreg_dec<{}>();", kProducerRegisters));
+    e_.open_block("if (threadIdx.x == 0)");
+    code_.line("int g_position = 0;");
+    e_.open_block(
+        fmt::format("for (int g_tile = blockIdx.x; g_tile < {}; g_tile += gridDim.x)", tiles));
+    tile_origin();
+    e_.open_block("for (int g_step = 0; g_step < g_steps; ++g_step, ++g_position)");
+    code_.line(fmt::format("const int g_slot = g_position % {};", stages));
+    code_.line(fmt::format("kiln_mbarrier_wait(g_empty + g_slot * 8, (g_position / {} & 1) ^ 1);",
+                           stages));
+    code_.line(fmt::format(
+        "const unsigned g_bar = g_full + g_slot * 8, g_dst = g_smem + g_slot * {};", stage_bytes_));
+    code_.line(fmt::format("kiln_mbarrier_expect_tx(g_bar, {});", stage_bytes_));
+    const std::string k0 = fmt::format("g_step * {}", kWgmmaTileK);
+    copy_tile(a_, k0, "g_m0");
+    copy_tile(b_, k0, "g_n0");
+    e_.close_block();
+    e_.close_block();
+    e_.close_block();
+
+    // The consumers.
+    e_.reopen_block("else");
+    code_.line(fmt::format("kiln_setmaxnreg_inc<{}>();", kConsumerRegisters));
+    code_.line(
+        fmt::format("const int g_consumer = threadIdx.x / {} - 1, g_warp = threadIdx.x / 32 "
+                    "% 4, g_lane = threadIdx.x % 32;",
+                    kWarpgroupThreads));
+    const int half = tiling_.block_n / 2;  // a 64-row half's accumulators a thread
+    code_.line(fmt::format("float g_acc[{}];", 2 * half));
+    e_.open_block("for (int g_round = g_consumer;; g_round += 2)");
+    code_.line("const int g_tile = blockIdx.x + g_round * gridDim.x;");
+    code_.line(fmt::format("if (g_tile >= {}) break;", tiles));
+    tile_origin();
+    // Tile g_round - 1's last stage waited for: handoff's ((g_round - 1) / 2)-th phase.
+    code_.line(
+        "if (g_round > 0) kiln_mbarrier_wait(g_handoff + g_consumer * 8, (g_round - 1) / 2 & 1);");
+    code_.line("#pragma unroll");
+    code_.line(fmt::format("for (int g_i = 0; g_i < {}; ++g_i) g_acc[g_i] = 0.0f;", 2 * half));
+    e_.open_block("for (int g_step = 0; g_step < g_steps; ++g_step)");
+    code_.line("const int g_position = g_round * g_steps + g_step;");
+    code_.line(fmt::format("kiln_mbarrier_wait(g_full + g_position % {} * 8, g_position / {} & 1);",
+                           stages, stages));
+    code_.line(fmt::format("const unsigned g_stage = g_smem + g_position % {} * {};", stages,
+                           stage_bytes_));
+    code_.line("kiln_wgmma_fence();");
+    code_.line("#pragma unroll");
+    e_.open_block(fmt::format("for (int g_kk = 0; g_kk < {}; ++g_kk)", kWgmmaTileK / 16));
+    const std::string b = fmt::format("kiln_wgmma_descriptor(g_stage + {} + g_kk * {}, {}, {})",
+                                      b_.offset, b_.k16_advance(), b_.leading_bytes(), kAtomBytes);
+    for (int h = 0; h < 2; ++h) {
+      code_.line(fmt::format(
+          "wgmma_m64n{}k16(g_acc + {}, kiln_wgmma_descriptor(g_stage + {} + g_kk * {}, {}, {}), "
+          "{});",
+          tiling_.block_n, h * half, a_.offset + h * kBlockBytes, a_.k16_advance(),
+          a_.leading_bytes(), kAtomBytes, b));
+    }
+    e_.close_block();
+    code_.line("kiln_wgmma_commit();");
+    // The previous step's wgmmas have finished: its stage is free.
+    code_.line("kiln_wgmma_wait<1>();");
+    code_.line(fmt::format(
+        "if (g_step > 0) kiln_mbarrier_arrive(g_empty + (g_position - 1) % {} * 8);", stages));
+    e_.close_block();
+    code_.line("kiln_mbarrier_arrive(g_handoff + (1 - g_consumer) * 8);");
+    code_.line("kiln_wgmma_wait<0>();");
+    code_.line(fmt::format(
+        "kiln_mbarrier_arrive(g_empty + (g_round * g_steps + g_steps - 1) % {} * 8);", stages));
+    code_.line("#pragma unroll");
+    e_.open_block("for (int g_h = 0; g_h < 2; ++g_h)");
+    fragment_results(outputs,
+                     fmt::format("g_m0 + g_h * {} + g_warp * 16 + g_lane / 4", kWarpgroupRows),
+                     fmt::format("g_acc[g_h * {} + g_j * 4 + g_r", half));
+    e_.close_block();
+    e_.close_block();
+    e_.close_block();
   }
 
   // Both tiles of step `step` (at depth `k0`) into stage `stage`: the cp.async ones as one
@@ -451,8 +600,18 @@ class WgmmaKernelWriter {
         int64_t{kWgmmaBlockM} * staged_row() * 4 <= tiling_.stages * stage_bytes_) {
       return results_through_shared(outputs);
     }
-    const std::string row = fmt::format(
-        "g_m0 + g_warpgroup * {} + g_warp * 16 + g_lane / 4", kWarpgroupRows);
+    fragment_results(
+        outputs, fmt::format("g_m0 + g_warpgroup * {} + g_warp * 16 + g_lane / 4", kWarpgroupRows),
+        "g_acc[g_j * 4 + g_r");
+  }
+
+  // The accumulators as they lie in the registers: each through emit_contraction_result (pairs
+  // through emit_paired_results, split-K slices to the workspace). `row` is the row of a
+  // thread's registers 0 and 1, `accumulator` the accumulator array's name and index up to
+  // "g_j * 4 + g_r" (closed here, with " + 1" for a pair's second).
+  void fragment_results(const std::vector<std::string>& outputs, const std::string& row,
+                        const std::string& accumulator) {
+    const bool split = tiling_.splits > 1;
     const bool paired = !split && stores_result_runs(body_, anchor_, view_, 2);
     code_.line("#pragma unroll");
     e_.open_block(fmt::format("for (int g_j = 0; g_j < {}; ++g_j)", tiling_.block_n / 8));
@@ -461,15 +620,14 @@ class WgmmaKernelWriter {
     code_.line(fmt::format("const {} g_m = {} + g_r / 2 * 8, g_n = g_n0 + g_j * 8 + g_lane % 4 * 2{};",
                            index_, row, paired ? "" : " + g_r % 2"));
     e_.open_block(fmt::format("if (g_m < {} && g_n < {})", view_.rows, view_.cols));
+    const std::string element = accumulator + "]";
     if (split) {
-      emit_split_k_store(e_, spec_.params, view_, tiling_.splits, "g_m", "g_n",
-                         "g_acc[g_j * 4 + g_r]");
+      emit_split_k_store(e_, spec_.params, view_, tiling_.splits, "g_m", "g_n", element);
     } else if (paired) {
-      emit_paired_results(e_, body_, anchor_, view_, outputs, "g_b", "g_m", "g_n",
-                          "g_acc[g_j * 4 + g_r]", "g_acc[g_j * 4 + g_r + 1]");
+      emit_paired_results(e_, body_, anchor_, view_, outputs, "g_b", "g_m", "g_n", element,
+                          accumulator + " + 1]");
     } else {
-      emit_contraction_result(e_, body_, anchor_, view_, outputs, "g_b", "g_m", "g_n",
-                              "g_acc[g_j * 4 + g_r]");
+      emit_contraction_result(e_, body_, anchor_, view_, outputs, "g_b", "g_m", "g_n", element);
     }
     e_.close_block();
     e_.close_block();
@@ -620,34 +778,68 @@ bool wgmma_tiling_fits(const ContractionView& view, const WgmmaTiling& tiling,
       view.batch * tiling.splits > 65535) {
     return false;
   }
+  if (tiling.persistent_blocks > 0 &&
+      (tiling.splits > 1 || tiling.block_n > 128 ||
+       ceil_div(view.rows, kWgmmaBlockM) * ceil_div(view.cols, tiling.block_n) * view.batch >
+           (int64_t{1} << 31) - 1)) {
+    return false;
+  }
   const int64_t stage = int64_t{kWgmmaBlockM + tiling.block_n} * kWgmmaTileK * 2;
   return tiling.stages * stage + kAtomBytes + barrier_bytes(tiling) <=
-         std::min(kSharedLimit, target.shared_memory_per_block);
+         std::min(kWgmmaSharedLimit, target.shared_memory_per_block);
 }
 
-bool wgmma_tma_applies(const KernelBody& body, const ContractionView& view,
-                       const WgmmaTiling& tiling) {
+namespace {
+
+// Whether TMA would copy A's tiles, and B's.
+std::pair<bool, bool> tma_operands(const KernelBody& body, const ContractionView& view,
+                                   const WgmmaTiling& tiling) {
   KernelParams params;
   for (const Value* input : body.inputs) params.add_input(input);
   const bool a_as_it_lies = !a_chunk_view(params, view) && reads_a_as_it_lies(params, view);
-  return (a_as_it_lies && operand_tensor_map(view, tiling, true, !view.a_contiguous_along_m(),
-                                             kWgmmaBlockM, view.a_strides())) ||
-         operand_tensor_map(view, tiling, false, view.b_contiguous_along_k(), tiling.block_n,
-                            view.b_strides());
+  return {a_as_it_lies && operand_tensor_map(view, tiling, true, !view.a_contiguous_along_m(),
+                                             kWgmmaBlockM, view.a_strides())
+                              .has_value(),
+          operand_tensor_map(view, tiling, false, view.b_contiguous_along_k(), tiling.block_n,
+                             view.b_strides())
+              .has_value()};
+}
+
+}  // namespace
+
+bool wgmma_tma_applies(const KernelBody& body, const ContractionView& view,
+                       const WgmmaTiling& tiling) {
+  const auto [a, b] = tma_operands(body, view, tiling);
+  return a || b;
+}
+
+bool wgmma_warp_specialized_applies(const KernelBody& body, const ContractionView& view,
+                                    const WgmmaTiling& tiling) {
+  const auto [a, b] = tma_operands(body, view, tiling);
+  return tiling.persistent_blocks > 0 && a && b;
 }
 
 KernelSpec emit_wgmma_contraction_kernel(const KernelBody& body, const Node& anchor,
                                          ContractionView& view, const WgmmaTiling& tiling,
                                          bool tma) {
-  const std::array<uint32_t, 3> grid{static_cast<uint32_t>(ceil_div(view.cols, tiling.block_n)),
-                                     static_cast<uint32_t>(ceil_div(view.rows, kWgmmaBlockM)),
-                                     static_cast<uint32_t>(view.batch * tiling.splits)};
+  const bool persistent = tiling.persistent_blocks > 0;
+  if (persistent && !(tma && wgmma_warp_specialized_applies(body, view, tiling))) {
+    throw InternalError(
+        "wgmma contraction: the warp-specialized kernel needs both operands by TMA");
+  }
+  const std::array<uint32_t, 3> grid =
+      persistent
+          ? std::array<uint32_t, 3>{static_cast<uint32_t>(tiling.persistent_blocks), 1, 1}
+          : std::array<uint32_t, 3>{static_cast<uint32_t>(ceil_div(view.cols, tiling.block_n)),
+                                    static_cast<uint32_t>(ceil_div(view.rows, kWgmmaBlockM)),
+                                    static_cast<uint32_t>(view.batch * tiling.splits)};
+  const uint32_t threads = persistent ? kWgmmaPersistentThreads : kWgmmaThreads;
   KernelSpec spec;
   std::vector<std::string> outputs;
   if (tiling.splits > 1) {
-    begin_spec_reading(spec, body, kWgmmaThreads, grid);
+    begin_spec_reading(spec, body, threads, grid);
   } else {
-    outputs = begin_spec(spec, body, kWgmmaThreads, grid);
+    outputs = begin_spec(spec, body, threads, grid);
   }
   CodeWriter code(1);
   ElementEmitter e(code, spec.params,

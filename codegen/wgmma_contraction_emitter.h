@@ -49,6 +49,17 @@
 // consecutive runs of a row: 16-byte stores per output, one 16-byte load per 16-bit input read
 // where the result lies (a residual). Otherwise the registers go through emit_contraction_result
 // (or emit_paired_results) as the mma.sync kernel's do, and split-K slices to the workspace.
+//
+// The warp-specialized persistent variant (WgmmaTiling::persistent_blocks; a tactic measurement
+// may choose, never the heuristic's), where TMA copies both operands: 384 threads, a block an SM
+// taking tiles blockIdx.x, + gridDim.x, ...; warpgroup 0 gives back registers (setmaxnreg) and
+// its thread 0 alone copies: for each of the block's tiles and K steps in turn it waits for the
+// ring's next stage to be free (its "empty" mbarrier), arrives on its "full" one expecting the
+// stage's bytes, and issues the boxes. Warpgroups 1 and 2 (the consumers, setmaxnreg up) take
+// the block's tiles in turn, each a whole 128 × block_n tile (block_n ≤ 128: two m64 wgmmas a
+// k16 step), freeing a stage once its wgmmas are done, and finish the tile from the registers
+// (emit_contraction_result) while the other consumer multiplies. No __syncthreads after the
+// barriers' set-up.
 #pragma once
 
 #include "codegen/contraction_tiling.h"
@@ -73,7 +84,13 @@ bool wgmma_tiling_fits(const ContractionView& view, const WgmmaTiling& tiling,
 bool wgmma_tma_applies(const KernelBody& body, const ContractionView& view,
                        const WgmmaTiling& tiling);
 
-// With `tma`, each operand that TMA can copy is copied so; the other by cp.async.
+// Whether `tiling` is the warp-specialized persistent kernel's and TMA would copy both operands,
+// as that kernel needs.
+bool wgmma_warp_specialized_applies(const KernelBody& body, const ContractionView& view,
+                                    const WgmmaTiling& tiling);
+
+// With `tma`, each operand that TMA can copy is copied so; the other by cp.async. A tiling with
+// persistent_blocks gives the warp-specialized kernel (wgmma_warp_specialized_applies must hold).
 KernelSpec emit_wgmma_contraction_kernel(const KernelBody& body, const Node& anchor,
                                          ContractionView& view, const WgmmaTiling& tiling,
                                          bool tma);

@@ -81,7 +81,7 @@ TEST(Autotune, TakesEachProblemsFastestTacticAndLeavesOutDisagreeingRounds) {
   EXPECT_EQ(narrow.tactics.at(narrow.tactics.size() - 2), "wgmma 128x192 4 stages cp.async");
   // The rounds of 128-wide tiles (wgmma in 4 stages and in 3, two blocks an SM; mma.sync last)
   // disagreed: left out, named, their times not taken.
-  ASSERT_EQ(narrow.tactics.size(), 7u);
+  ASSERT_EQ(narrow.tactics.size(), 9u);
   ASSERT_EQ(report.warnings.size(), 3u);
   EXPECT_NE(report.warnings[0].find("left out: output"), std::string::npos) << report.warnings[0];
   EXPECT_NE(report.warnings[0].find("first (wgmma 128x128 4 stages"), std::string::npos)
@@ -90,11 +90,13 @@ TEST(Autotune, TakesEachProblemsFastestTacticAndLeavesOutDisagreeingRounds) {
       << report.warnings[1];
   EXPECT_NE(report.warnings[2].find("first (mma.sync 128x128)"), std::string::npos)
       << report.warnings[2];
+  // (The warp-specialized kernel's 128 × 128 tiles run persistent over 132 blocks: they agree.)
   for (size_t t = 0; t < narrow.tactics.size(); ++t) {
-    EXPECT_EQ(narrow.ms[t] < 0, narrow.tactics[t].find("128x128") != std::string::npos)
+    EXPECT_EQ(narrow.ms[t] < 0, narrow.tactics[t].find("128x128") != std::string::npos &&
+                                    narrow.tactics[t].find("warp-specialized") == std::string::npos)
         << narrow.tactics[t];
   }
-  EXPECT_EQ(report.rounds, 7);
+  EXPECT_EQ(report.rounds, 9);
   // The final program runs the chosen tiles: 12 column tiles for all three gemms.
   ASSERT_EQ(program.steps.size(), 3u);
   for (const ProgramStep& step : program.steps) EXPECT_EQ(step.grid[0], 12u);

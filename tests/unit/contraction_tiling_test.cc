@@ -169,13 +169,25 @@ TEST(ContractionTiling, CandidatesStartWithTheHeuristicsChoiceAndComeOnce) {
   const std::vector<WgmmaTiling> ffn_down = wgmma_tiling_candidates(1, 6304, 768, 3072, hopper);
   ASSERT_FALSE(ffn_down.empty());
   EXPECT_EQ(ffn_down.front(), choose_wgmma_tiling(1, 6304, 768, 3072, hopper));
-  EXPECT_EQ(ffn_down.size(), 9u);
+  EXPECT_EQ(ffn_down.size(), 11u);
   const WgmmaTiling halves{.block_n = 192, .stages = 4, .splits = 2, .split_depth = 1536};
   EXPECT_NE(std::find(ffn_down.begin(), ffn_down.end(), halves), ffn_down.end());
   // ... and 128 wide in 3 stages, two blocks an SM.
   const WgmmaTiling pair{.block_n = 128, .stages = 3, .splits = 1, .split_depth = 3072};
   EXPECT_NE(std::find(ffn_down.begin(), ffn_down.end(), pair), ffn_down.end());
   EXPECT_GE(wgmma_blocks_per_sm(128, 3, hopper), 2);
+  // ... and the warp-specialized persistent kernel, 128 and 64 wide, a block on each of the 132
+  // SMs (300 and 600 tiles), as many stages as 227 KiB hold (32 and 24 KiB a stage; at most 8).
+  const WgmmaTiling persistent_128{
+      .block_n = 128, .stages = 7, .splits = 1, .split_depth = 3072, .persistent_blocks = 132};
+  const WgmmaTiling persistent_64{
+      .block_n = 64, .stages = 8, .splits = 1, .split_depth = 3072, .persistent_blocks = 132};
+  EXPECT_EQ(ffn_down[ffn_down.size() - 2], persistent_128);
+  EXPECT_EQ(ffn_down.back(), persistent_64);
+  // Fewer tiles than SMs: a block a tile (1000 × 1536: 8 × 12 tiles of 128 × 128).
+  const std::vector<WgmmaTiling> few = wgmma_tiling_candidates(1, 1000, 1536, 768, hopper);
+  ASSERT_FALSE(few.empty());
+  EXPECT_EQ(few[few.size() - 2].persistent_blocks, 96);
   for (size_t i = 0; i < ffn_down.size(); ++i) {
     EXPECT_EQ(std::count(ffn_down.begin(), ffn_down.end(), ffn_down[i]), 1) << i;
   }
