@@ -13,6 +13,22 @@ std::vector<int64_t> ints_attr_of_length(const NodeImporter& node, const std::st
   return values;
 }
 
+DType float_dtype_attr(const NodeImporter& node, const std::string& name, int64_t fallback) {
+  const int64_t code = node.attr_int(name, fallback);
+  switch (code) {
+    case 1:
+      return DType::kF32;
+    case 10:
+      return DType::kF16;
+    case 11:
+      return DType::kF64;
+    case 16:
+      return DType::kBF16;
+    default:
+      node.fail("attribute '" + name + "' " + std::to_string(code) + " is not a float type");
+  }
+}
+
 WindowAttrs window_attrs(const NodeImporter& node, const Shape& input_shape,
                          const std::vector<int64_t>& kernel) {
   const size_t spatial = kernel.size();
@@ -60,6 +76,7 @@ void register_nn_converters(ConverterTable& table) {
   register_pool_converters(table);
   register_topk_cumsum_converters(table);
   register_rotary_converters(table);
+  register_attention_converters(table);
 }
 
 }  // namespace kiln::onnx_import

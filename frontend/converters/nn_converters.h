@@ -1,5 +1,6 @@
 // The neural-network converter files' registration functions, called by register_nn_converters
-// (frontend/converters/nn.cc), and the window helpers Conv, ConvTranspose and the pools share.
+// (frontend/converters/nn.cc), the window helpers Conv, ConvTranspose and the pools share, and
+// the float-type attributes of the normalizations and Attention.
 #pragma once
 
 #include <string>
@@ -25,6 +26,12 @@ void register_pool_converters(ConverterTable& table);
 void register_topk_cumsum_converters(ConverterTable& table);
 // RotaryEmbedding.
 void register_rotary_converters(ConverterTable& table);
+// Attention.
+void register_attention_converters(ConverterTable& table);
+
+// The float dtype named by attribute `name`, an ONNX TensorProto element type code (`fallback`
+// when absent), as stash_type and softmax_precision hold; fails naming the node for other types.
+DType float_dtype_attr(const NodeImporter& node, const std::string& name, int64_t fallback);
 
 // The window attributes of a Conv or pooling node for input X [N,C,D...] and the given kernel,
 // with defaults filled in and auto_pad resolved into explicit pads.

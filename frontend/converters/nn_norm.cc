@@ -30,23 +30,6 @@ std::vector<Value*> convert_instance_normalization(NodeImporter& node) {
                      {{"epsilon", node.attr_float("epsilon", 1e-5)}})};
 }
 
-// ONNX TensorProto element type codes of the float types LayerNormalization's stash_type names.
-DType stash_dtype(const NodeImporter& node) {
-  const int64_t code = node.attr_int("stash_type", 1);
-  switch (code) {
-    case 1:
-      return DType::kF32;
-    case 10:
-      return DType::kF16;
-    case 11:
-      return DType::kF64;
-    case 16:
-      return DType::kBF16;
-    default:
-      node.fail("attribute 'stash_type' " + std::to_string(code) + " is not a float type");
-  }
-}
-
 std::vector<Value*> convert_layer_normalization(NodeImporter& node) {
   std::vector<Value*> operands = {node.input(0), node.input(1)};
   if (node.has_input(2)) operands.push_back(node.input(2));
@@ -55,7 +38,7 @@ std::vector<Value*> convert_layer_normalization(NodeImporter& node) {
   if (!node.has_output(1) && !node.has_output(2)) {
     return {node.emit1("layer_normalization", operands, attrs)};
   }
-  attrs["stash_type"] = stash_dtype(node);
+  attrs["stash_type"] = float_dtype_attr(node, "stash_type", 1);
   std::vector<Value*> results = node.emit("layer_normalization_with_stats", operands, attrs);
   results.resize(node.num_outputs());
   return results;
@@ -65,7 +48,7 @@ std::vector<Value*> convert_layer_normalization(NodeImporter& node) {
 // statistics (checked to name a float type); kiln's kernels compute them in f32 or more, as
 // LayerNormalization's.
 std::vector<Value*> convert_rms_normalization(NodeImporter& node) {
-  stash_dtype(node);
+  float_dtype_attr(node, "stash_type", 1);
   return {node.emit1("rms_normalization", {node.input(0), node.input(1)},
                      {{"axis", node.attr_int("axis", -1)},
                       {"epsilon", node.attr_float("epsilon", 1e-5)}})};
@@ -75,7 +58,7 @@ std::vector<Value*> convert_group_normalization(NodeImporter& node) {
   return {node.emit1("group_normalization", {node.input(0), node.input(1), node.input(2)},
                      {{"num_groups", node.attr_int("num_groups")},
                       {"epsilon", node.attr_float("epsilon", 1e-5)},
-                      {"stash_type", stash_dtype(node)}})};
+                      {"stash_type", float_dtype_attr(node, "stash_type", 1)}})};
 }
 
 std::vector<Value*> convert_mean_variance_normalization(NodeImporter& node) {
