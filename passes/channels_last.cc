@@ -18,8 +18,6 @@ const std::vector<int64_t> kToLast = {0, 2, 3, 1};
 const std::vector<int64_t> kToFirst = {0, 3, 1, 2};
 // Where NCHW axis a lies in NHWC.
 constexpr int64_t kAxisInLast[4] = {0, 3, 1, 2};
-// A conv's input channels are padded to a multiple of this (8 16-bit values: 16 bytes).
-constexpr int64_t kChannelMultiple = 8;
 
 bool is_half(DType dtype) { return dtype == DType::kF16 || dtype == DType::kBF16; }
 
@@ -230,18 +228,17 @@ class Rewriter {
   }
 
   // An ungrouped conv whose input comes from outside the NHWC region (a graph input: an RGB
-  // stem's 3 channels) with channels not a multiple of kChannelMultiple reads them zero-padded
-  // to one: its input by a pad op after the move (which the kernel that moves it computes too),
-  // its weights as a padded constant; the padded channels add 0 · 0 to every sum, and a pixel's
-  // channels become whole 16-byte vectors that kernels can copy. (A value an NHWC op computes
-  // is not padded: that would take a kernel of its own.)
+  // stem's 3 channels) with channels not a multiple of 8 reads them zero-padded to one
+  // (padded_conv_channels): its input by a pad op after the move (which the kernel that moves it
+  // computes too), its weights as a padded constant; the padded channels add 0 · 0 to every sum,
+  // and a pixel's channels become whole 16-byte vectors that kernels can copy. (A value an NHWC op
+  // computes is not padded: that would take a kernel of its own.)
   void pad_channels(const Node& conv, std::vector<Value*>& moved) {
     const int64_t channels = conv.operand(0)->type().shape[1];
-    if (conv.int_attr("group") != 1 || channels % kChannelMultiple == 0 ||
-        produced_last(conv.operand(0))) {
+    const int64_t padded = padded_conv_channels(channels);
+    if (conv.int_attr("group") != 1 || padded == channels || produced_last(conv.operand(0))) {
       return;
     }
-    const int64_t padded = (channels + kChannelMultiple - 1) / kChannelMultiple * kChannelMultiple;
     moved[0] = graph_
                    .add_node("pad", {moved[0]},
                              {{"pads", std::vector<int64_t>{0, 0, 0, 0, 0, 0, 0, padded - channels}}},

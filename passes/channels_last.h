@@ -34,6 +34,13 @@
 
 namespace kiln::passes {
 
+// The channels a conv reading a graph input reads: its own, zero-padded to a multiple of 8 (8
+// 16-bit values: 16 bytes). space-to-depth-stem counts a stem's gemm depth with them too.
+inline int64_t padded_conv_channels(int64_t channels) {
+  constexpr int64_t kMultiple = 8;
+  return (channels + kMultiple - 1) / kMultiple * kMultiple;
+}
+
 class ChannelsLast : public Pass {
  public:
   static constexpr const char* kName = "channels-last";

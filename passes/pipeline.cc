@@ -26,6 +26,7 @@
 #include "passes/recognize_softmax.h"
 #include "passes/remove_identity.h"
 #include "passes/simplify_reshape_transpose.h"
+#include "passes/space_to_depth_stem.h"
 
 namespace kiln::passes {
 namespace {
@@ -61,6 +62,9 @@ const std::vector<PassEntry>& pipeline_entries() {
        Stage::kOptimized},
       {DeadCodeElimination::kName, make<DeadCodeElimination>, Stage::kOptimized},
       {MixedPrecision::kName, make<MixedPrecision>, Stage::kFused},
+      // After mixed precision, which decides the convs that run in 16 bits; before channels-last,
+      // which moves the space-to-depth input to NHWC in the same kernel as the graph input.
+      {SpaceToDepthStem::kName, make<SpaceToDepthStem>, Stage::kFused},
       // After mixed precision, which decides the convs that run in 16 bits; before fusion, so
       // the transposes it leaves fuse with their neighbours.
       {ChannelsLast::kName, make<ChannelsLast>, Stage::kFused},
