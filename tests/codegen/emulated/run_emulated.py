@@ -9,12 +9,13 @@ contractions, tiled attention, reduction rows, direct conv, LRN, cum_sum) are te
 For each graph, in DIR/<graph>_<precision>: `kiln compile --emit-cuda` (sm_80) in the precision
 (without the passes --disable-pass names: the einsum kernels' graphs keep their einsums from
 einsum-to-matmul);
-the steps and buffers from the .kiln file; every kernel with kiln's device functions less those
-the emulator replaces (the PTX ones), its shared memory declarations rewritten for the emulator,
-compiled with the C++ compiler against the emulator into one library; the buffers in the
-emulator's guarded memory, the inputs seeded (standard normal; integers uniform over a range
-where sums wrap) and read-only; the steps run in order in each schedule of SCHEDULES, outputs and
-intermediates starting as garbage each time (NaN, or the lowest integer); then `kiln run --device
+the steps, buffers and weights from the .kiln file; every kernel with kiln's device functions
+less those the emulator replaces (the PTX ones), its shared memory declarations rewritten for the
+emulator, compiled with the C++ compiler against the emulator into one library; the buffers in
+the emulator's guarded memory, the inputs seeded (standard normal; integers uniform over a range
+where sums wrap) and the weights (the constants kernels read) copied from the file, both
+read-only; the steps run in order in each schedule of SCHEDULES, outputs and intermediates
+starting as garbage each time (NaN, or the lowest integer); then `kiln run --device
 cpu` in the same precision on the same inputs.
 
 Every output and intermediate must have the same bits in every schedule. Each output must have
@@ -49,6 +50,8 @@ STORAGE = {"f32": np.float32, "f16": np.float16, "bf16": np.uint16, "i32": np.in
 # The .kiln file's codes for buffer kinds and dtypes: their positions here.
 BUFFER_KINDS = ["input", "output", "weight", "intermediate"]
 DTYPE_CODES = ["f32", "f16", "bf16", "f64", "i64", "i32", "i8", "u8", "bool"]
+# The alignment of the weights' bytes in a .kiln file (runtime/program.h, kWeightAlignment).
+WEIGHT_ALIGNMENT = 256
 # Integer inputs are drawn uniformly from these ranges, wide enough for sums to wrap around.
 INTEGER_INPUT_RANGE = {"i32": (-2**30, 2**30), "i64": (-2**62, 2**62)}
 # The emulator's schedules (cuda_emulator.h), each with its seed; the first one's outputs are
@@ -134,7 +137,8 @@ class ProgramReader:
 
 def read_program(path):
     """A program's steps (kernel, grid, threads, argument buffer names, dynamic shared bytes),
-    buffers ({name: (kind, dtype, shape)}) and output buffer names in the graph's order."""
+    buffers ({name: (kind, dtype, shape)}), output buffer names in the graph's order and weights
+    ({name: the weight buffer's bytes})."""
     reader = ProgramReader(path)
     reader.string()  # the program's name
     for _ in range(reader.u32()):  # archs
@@ -150,17 +154,19 @@ def read_program(path):
             reader.string()
             reader.skip_blob()
         reader.skip_blob()  # PTX
-    names, buffers = [], {}
+    names, buffers, weight_offsets = [], {}, {}
     for _ in range(reader.u32()):
         kind, name, dtype = reader.unpack("B")[0], reader.string(), reader.unpack("B")[0]
         shape = list(reader.unpack("q", reader.u32()))
-        reader.take(8)  # offset
+        offset = reader.unpack("q")[0]
         kind, dtype = BUFFER_KINDS[kind], DTYPE_CODES[dtype]
-        if kind not in ("input", "output", "intermediate") or dtype not in STORAGE:
+        if dtype not in STORAGE:
             raise Failed(f"{path}: buffer '{name}' is a {dtype} {kind}; the emulated run takes "
-                         f"f32, f16, bf16, i32 or i64 inputs, outputs and intermediates")
+                         f"f32, f16, bf16, i32 or i64 buffers")
         names.append(name)
         buffers[name] = (kind, dtype, shape)
+        if kind == "weight":
+            weight_offsets[name] = offset
     reader.indices()  # inputs
     outputs = [names[i] for i in reader.indices()]
     steps = []
@@ -172,7 +178,15 @@ def read_program(path):
                          f"emulator runs blocks of threads in x only")
         steps.append((kernels[kernel], grid, block[0], [names[i] for i in reader.indices()],
                       shared))
-    return steps, buffers, outputs
+    reader.take(8)  # the arena's size
+    size = reader.unpack("Q")[0]
+    reader.take(-reader.at % WEIGHT_ALIGNMENT)
+    blob = reader.take(size)
+    weights = {}
+    for name, offset in weight_offsets.items():
+        _, dtype, shape = buffers[name]
+        weights[name] = blob[offset:offset + math.prod(shape) * np.dtype(STORAGE[dtype]).itemsize]
+    return steps, buffers, outputs, weights
 
 
 def as_float(array, dtype):
@@ -368,7 +382,7 @@ def check(kiln, cxx, emulator, graph, precision, work, mutation, disabled_passes
     run([kiln, "compile", graph, "--precision", precision, "--arch", "sm_80", "--emit-cuda",
          os.path.join(work, "cu"), "-o", program, "--cache-dir", os.path.join(work, "cache"),
          *disable])
-    steps, buffers, outputs = read_program(program)
+    steps, buffers, outputs, weights = read_program(program)
     library, launch_bounds, mma_formats = build(cxx, emulator, work, {step[0] for step in steps},
                                                 mutation)
     arrays = allocate(library, buffers)
@@ -386,6 +400,9 @@ def check(kiln, cxx, emulator, graph, precision, work, mutation, disabled_passes
             path = os.path.join(work, name + ".npy")
             np.save(path, as_float(arrays[name], dtype) if dtype == "bf16" else arrays[name])
             feeds.append(f"--input={name}={path}")
+        elif kind == "weight":
+            arrays[name].reshape(-1).view(np.uint8)[...] = np.frombuffer(weights[name], np.uint8)
+            library.emu_global_read_only(arrays[name].ctypes.data)
         elif dtype in INTEGER_INPUT_RANGE:
             garbage[name] = np.iinfo(STORAGE[dtype]).min
         else:
