@@ -150,13 +150,14 @@ std::vector<WgmmaTiling> wgmma_tiling_candidates(int64_t batch, int64_t rows, in
     add_once(candidates, with_wgmma_splits(pair, k_steps, 1));
   }
   // Warp-specialized and persistent: a block an SM (fewer where there are fewer tiles), its
-  // stages filling the shared memory.
+  // stages filling the shared memory beside the staged tile.
   const int64_t sms = std::max(target.sm_count, 1);
   for (int block_n : {128, 64}) {
     if (k_steps < kWgmmaPersistentMinSteps || cols < block_n) continue;
     const int64_t stage = int64_t{kWgmmaBlockM + block_n} * kWgmmaTileK * 2;
     const int64_t room = std::min<int64_t>(kWgmmaSharedLimit, target.shared_memory_per_block) -
-                         1024 - 8 * (2 * kWgmmaPersistentMaxStages + 2);
+                         1024 - wgmma_staged_tile_bytes(block_n) -
+                         8 * (2 * kWgmmaPersistentMaxStages + 4);
     const int stages = static_cast<int>(std::min<int64_t>(kWgmmaPersistentMaxStages, room / stage));
     if (stages < 3) continue;
     WgmmaTiling persistent{.block_n = block_n, .stages = stages};

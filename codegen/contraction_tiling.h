@@ -64,14 +64,22 @@ inline constexpr int kWgmmaShallowStages = 3;
 inline constexpr int kWgmmaShallowMaxBlockN = 128;
 // The dynamic shared memory a wgmma block may take (of an H100's or H200's 227 KiB).
 inline constexpr int64_t kWgmmaSharedLimit = 227 * 1024;
+// Floats a staged result row (the epilogue's f32 tile in shared memory) is longer than the
+// tile: rows 8 floats apart in banks, so that a quarter warp's stores of its 4 rows of 8 sums hit
+// 32 banks.
+inline constexpr int kWgmmaStagedRowPad = 8;
+inline int64_t wgmma_staged_tile_bytes(int block_n) {
+  return int64_t{kWgmmaBlockM} * (block_n + kWgmmaStagedRowPad) * 4;
+}
 
 // The warp-specialized persistent variant (codegen/wgmma_contraction_emitter.h): a producer
 // warpgroup whose one thread brings every stage by TMA, and two consumer warpgroups, each
-// computing whole kWgmmaBlockM × block_n tiles in turn, so that one's epilogue overlaps the
-// other's multiplies. Offered (never the heuristic's choice) for unsplit contractions at least
-// kWgmmaPersistentMinSteps deep, block_n 64 or 128 (a consumer holds 128 × block_n
-// accumulators), as many stages as shared memory holds up to kWgmmaPersistentMaxStages, one
-// block an SM.
+// computing whole kWgmmaBlockM × block_n tiles in turn (block_n 64 or 128: a consumer holds 128 ×
+// block_n accumulators), so that one's epilogue overlaps the other's multiplies. The epilogue
+// goes through a staged f32 tile of its own (wgmma_staged_tile_bytes), which the consumers take
+// in turn. Offered (never the heuristic's choice) for unsplit contractions at least
+// kWgmmaPersistentMinSteps deep, as many stages as the rest of the shared memory holds up to
+// kWgmmaPersistentMaxStages, one block an SM.
 inline constexpr int kWgmmaPersistentThreads = 384;
 inline constexpr int kWgmmaPersistentMaxStages = 8;
 inline constexpr int kWgmmaPersistentMinSteps = 4;

@@ -297,6 +297,7 @@ void emit_contraction_result(ElementEmitter& e, const KernelBody& body, const No
                              const std::string& sum) {
   const std::string result = view.result(e, b, m, n, sum);
   const std::string at = view.result_index(e, b, m, n);
+  if (view.result_index_ends_in_n()) e.set_inner_coordinate(at, view.cols, n);
   e.bind(anchor.result(), at, result);
   for (size_t k = 0; k < body.outputs.size(); ++k) {
     e.code().line(fmt::format("{}[{}] = {};", outputs[k], at, e.stored(body.outputs[k], at)));

@@ -85,6 +85,9 @@ class ContractionView {
   // Whether neighbouring m (rather than n) are neighbours in the result (a convolution's output
   // pixels), so a kernel that walks the result element by element walks m first.
   virtual bool result_contiguous_along_m() const = 0;
+  // Whether result_index(b, m, n) is some multiple of cols plus n, so that the flat index modulo
+  // cols is n (a matmul's, a gemm's, a channels-last convolution's result).
+  virtual bool result_index_ends_in_n() const { return !result_contiguous_along_m(); }
   // The flat index of result element (b, m, n), and the op's result from the accumulated sum.
   virtual std::string result_index(ElementEmitter& e, const std::string& b, const std::string& m,
                                    const std::string& n) = 0;
@@ -114,7 +117,8 @@ namespace kiln::codegen {
 // Writes result element (b, m, n) of the contraction from its accumulated `sum`: the op's
 // result (alpha, beta · C, bias), then the body's epilogue ops at its flat index, stored to
 // each of the body's outputs (parameters `outputs`). Call it inside a block of its own: it binds
-// the anchor's result there.
+// the anchor's result there (and, where result_index_ends_in_n, n as the flat index's innermost
+// coordinate, so a per-column operand reads at n; n must lie below cols).
 void emit_contraction_result(ElementEmitter& e, const KernelBody& body, const Node& anchor,
                              ContractionView& view, const std::vector<std::string>& outputs,
                              const std::string& b, const std::string& m, const std::string& n,

@@ -453,6 +453,12 @@ __device__ __forceinline__ void kiln_wgmma_wait() {
        R"(__device__ __forceinline__ void kiln_mbarrier_arrive(unsigned barrier) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" :: "r"(barrier) : "memory");
 })"},
+      // Waits until `threads` threads (whole warps) have arrived at named barrier `id` (1-15; 0
+      // is __syncthreads's), so that some of a block's warps wait for each other.
+      {"kiln_bar_sync",
+       R"(__device__ __forceinline__ void kiln_bar_sync(unsigned id, unsigned threads) {
+  asm volatile("bar.sync %0, %1;" :: "r"(id), "r"(threads) : "memory");
+})"},
       // Hopper (sm_90a): a warpgroup gives back registers (dec) or takes more (inc), so that a
       // warp-specialized kernel's consumers hold more than the launch bound's even share.
       {"kiln_setmaxnreg_dec", R"(template <int registers>

@@ -199,11 +199,20 @@ void ElementEmitter::set_coordinates(const std::string& index, const Shape& shap
   scopes_.back().coordinates[{index, shape}] = std::move(coordinates);
 }
 
+void ElementEmitter::set_inner_coordinate(const std::string& index, int64_t size,
+                                          std::string inner) {
+  scopes_.back().inner_coordinates[{index, size}] = std::move(inner);
+}
+
 std::string ElementEmitter::coordinate(const std::string& index, const Shape& shape, size_t d) {
   if (shape[d] == 1) return "0";
   for (auto scope = scopes_.rbegin(); scope != scopes_.rend(); ++scope) {
     auto it = scope->coordinates.find({index, shape});
     if (it != scope->coordinates.end()) return it->second[d];
+    if (d + 1 == shape.size()) {
+      auto inner = scope->inner_coordinates.find({index, shape[d]});
+      if (inner != scope->inner_coordinates.end()) return inner->second;
+    }
   }
   const int64_t stride = product_of(shape, d + 1, shape.size());
   std::string expression = parenthesized(index);

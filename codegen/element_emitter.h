@@ -70,6 +70,10 @@ class ElementEmitter {
   void set_coordinates(const std::string& index, const Shape& shape,
                        std::vector<std::string> coordinates);
 
+  // Makes coordinate(index, shape, d) of an innermost axis of `size` elements return `inner` in
+  // the current scope: a kernel that knows only `index` modulo `size` (a contraction's column of
+  // a flat result index) saves that modulo in every broadcast operand's index.
+  void set_inner_coordinate(const std::string& index, int64_t size, std::string inner);
   // Makes flat_index() remember the coordinates it is given, so that coordinate() of the index
   // it returns gives them back instead of dividing it again (a transpose of a pad's operand).
   // Sound where every flat_index() gets coordinates inside the shape, as the index maps give.
@@ -98,6 +102,7 @@ class ElementEmitter {
     std::map<std::pair<const Value*, std::string>, std::string> elements;
     std::map<std::string, std::string> temps;  // expression -> variable
     std::map<std::pair<std::string, Shape>, std::vector<std::string>> coordinates;
+    std::map<std::pair<std::string, int64_t>, std::string> inner_coordinates;
   };
 
   CodeWriter& code_;

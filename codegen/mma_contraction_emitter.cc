@@ -550,6 +550,7 @@ void emit_paired_results(ElementEmitter& e, const KernelBody& body, const Node& 
   for (int column = 0; column < 2; ++column) {
     const std::string column_n = column ? n + " + 1" : n;
     at[column] = view.result_index(e, b, m, column_n);
+    if (view.result_index_ends_in_n()) e.set_inner_coordinate(at[column], view.cols, column_n);
     e.bind(anchor.result(), at[column], view.result(e, b, m, column_n, column ? high : low));
     for (const Value* output : body.outputs) {
       bits[column].push_back(e.temp("unsigned", e.stored(output, at[column])));

@@ -28,9 +28,6 @@ constexpr int kWarpgroupThreads = 128;
 // TMA producer needs fewer, but a consumer 128 wide holds 128 accumulators and its epilogue).
 constexpr int kProducerRegisters = 72;
 constexpr int kConsumerRegisters = 216;
-// Floats a staged result row (results_through_shared) is longer than the tile: rows 8 floats
-// apart in banks, so that a quarter warp's stores of its 4 rows of 8 sums hit 32 banks.
-constexpr int kStagedRowPad = 8;
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -89,10 +86,17 @@ bool gathers_a(const KernelParams& params, const ContractionView& view) {
 bool is_16_bit(DType dtype) { return dtype == DType::kF16 || dtype == DType::kBF16; }
 
 // Bytes after the stages: one 8-byte mbarrier a stage, which the TMA copies complete on; the
-// warp-specialized kernel also one a stage that its consumers free, and two hand-off ones.
+// warp-specialized kernel also one a stage that its consumers free and four that hand the main
+// loop and the staged tile from one consumer to the other (after its staged tile).
 int64_t barrier_bytes(const WgmmaTiling& tiling) {
-  return tiling.persistent_blocks > 0 ? 8 * (2 * int64_t{tiling.stages} + 2)
+  return tiling.persistent_blocks > 0 ? 8 * (2 * int64_t{tiling.stages} + 4)
                                       : 8 * int64_t{tiling.stages};
+}
+
+// The warp-specialized kernel's staged tile (0 for the other kernel, which stages its results in
+// the stages' bytes).
+int64_t staged_tile_bytes(const WgmmaTiling& tiling) {
+  return tiling.persistent_blocks > 0 ? wgmma_staged_tile_bytes(tiling.block_n) : 0;
 }
 
 // The tensor map with which TMA copies an operand's tile of a K step, where it can: the operand
@@ -196,6 +200,15 @@ std::string wgmma_function(int block_n, DType dtype, bool a_k_major, bool b_k_ma
       b_k_major ? 0 : 1, outputs);
 }
 
+// Who finishes a tile through the staged f32 tile (results_through_shared), and where it lies.
+struct Staging {
+  std::string thread;        // the thread's index among them
+  int threads = 0;           // how many
+  std::string tile;          // the tile's shared memory (a generic pointer)
+  std::string barrier;       // the statement waiting for all of them (their stores to the tile)
+  bool both_halves = false;  // a thread holds both 64-row halves (else its warpgroup's)
+};
+
 class WgmmaKernelWriter {
  public:
   WgmmaKernelWriter(const KernelBody& body, const Node& anchor, ContractionView& view,
@@ -237,8 +250,9 @@ class WgmmaKernelWriter {
     const DType dtype = anchor_.operand(0)->type().dtype;
     spec_.definitions = wgmma_function(tiling_.block_n, dtype, a_.k_major, b_.k_major);
     // The swizzle repeats every 1024 bytes of shared address: the stages start 1024-aligned.
-    spec_.shared_bytes = static_cast<uint32_t>(tiling_.stages * stage_bytes_ + kAtomBytes +
-                                               (tma() ? barrier_bytes(tiling_) : 0));
+    spec_.shared_bytes =
+        static_cast<uint32_t>(tiling_.stages * stage_bytes_ + staged_tile_bytes(tiling_) +
+                              kAtomBytes + (tma() ? barrier_bytes(tiling_) : 0));
     if (persistent()) {
       write_warp_specialized(outputs);
     } else {
@@ -260,9 +274,10 @@ class WgmmaKernelWriter {
         tiling_.splits > 1 ? fmt::format(", split-K into {} slices", tiling_.splits) : "");
     if (persistent()) {
       spec_.tactic += fmt::format(
-          ", warp-specialized (a TMA producer, two consumers of {}x{} tiles), persistent over {} "
-          "blocks",
-          kWgmmaBlockM, tiling_.block_n, tiling_.persistent_blocks);
+          ", warp-specialized (a TMA producer, two consumers of {}x{} tiles in turn{}), "
+          "persistent over {} blocks",
+          kWgmmaBlockM, tiling_.block_n, staged_persistent() ? ", epilogues staged in turn" : "",
+          tiling_.persistent_blocks);
     }
     spec_.flops = 2 * view_.batch * view_.rows * view_.cols * view_.depth;
   }
@@ -371,19 +386,22 @@ class WgmmaKernelWriter {
   }
 
   // The warp-specialized persistent kernel (see the header): warpgroup 0's thread 0 copies by
-  // TMA, warpgroups 1 and 2 multiply and finish the tiles blockIdx.x + i · gridDim.x of even and
-  // odd i. The stages form one ring over the block's tiles in order: step s of the block's i-th
-  // tile is position p = i · steps + s, in stage p mod S, its phase (p / S) mod 2. full[stage]
-  // completes when its copies' bytes have landed; empty[stage] when the consuming warpgroup's
-  // 128 threads have seen its wgmmas finish. A wait names a phase by its parity only, so no
-  // consumer may run two phases ahead: one starts tile i only after the other has waited for
-  // tile i - 1's last stage (handoff[c] completes when consumer 1 - c has), so the consumers'
-  // main loops take turns, each one's epilogue beside the other's multiplies.
+  // TMA; warpgroups 1 and 2 multiply and finish the block's tiles blockIdx.x + i · gridDim.x,
+  // consumer c those of i mod 2 = c. The stages form one ring over the block's tiles in order:
+  // step s of the block's i-th tile is position p = i · steps + s, in stage p mod S, its phase
+  // (p / S) mod 2. full[stage] completes when its copies' bytes have landed; empty[stage] when
+  // the consuming warpgroup's 128 threads have seen its wgmmas finish. A wait names a phase by
+  // its parity only, so no consumer may run two phases ahead: one starts tile i only after the
+  // other has waited for tile i - 1's last stage (handoff[c] completes when consumer 1 - c has),
+  // so the consumers' main loops take turns, each one's epilogue beside the other's multiplies.
+  // The staged tile is taken in the same turns: a consumer stages tile i once the other has
+  // finished reading tile i - 1's (staged[c]).
   void write_warp_specialized(const std::vector<std::string>& outputs) {
     const int stages = tiling_.stages;
     const int64_t col_tiles = ceil_div(view_.cols, tiling_.block_n);
     const int64_t row_tiles = ceil_div(view_.rows, kWgmmaBlockM);
     const int64_t tiles = col_tiles * row_tiles * view_.batch;
+    const int64_t staged_tile = stages * stage_bytes_;
     spec_.min_blocks = 1;  // registers capped at a block's share, as setmaxnreg needs
     shared_stages();
     for (const SwizzledTile* tile : {&a_, &b_}) {
@@ -393,25 +411,28 @@ class WgmmaKernelWriter {
                              map.substr(map.find(' ') + 1)));
     }
     code_.line(fmt::format(
-        "const unsigned g_full = g_smem + {}, g_empty = g_full + {}, g_handoff = g_empty + {};",
-        stages * stage_bytes_, 8 * stages, 8 * stages));
+        "const unsigned g_full = g_smem + {}, g_empty = g_full + {}, g_handoff = g_empty + {}, "
+        "g_staged = g_handoff + 16;",
+        staged_tile + staged_tile_bytes(tiling_), 8 * stages, 8 * stages));
     e_.open_block("if (threadIdx.x == 0)");
     e_.open_block(fmt::format("for (int g_s = 0; g_s < {}; ++g_s)", stages));
     code_.line("kiln_mbarrier_init(g_full + g_s * 8, 1);");
     code_.line(fmt::format("kiln_mbarrier_init(g_empty + g_s * 8, {});", kWarpgroupThreads));
     e_.close_block();
-    code_.line(fmt::format("kiln_mbarrier_init(g_handoff, {});", kWarpgroupThreads));
-    code_.line(fmt::format("kiln_mbarrier_init(g_handoff + 8, {});", kWarpgroupThreads));
+    e_.open_block("for (int g_c = 0; g_c < 2; ++g_c)");
+    code_.line(fmt::format("kiln_mbarrier_init(g_handoff + g_c * 8, {});", kWarpgroupThreads));
+    code_.line(fmt::format("kiln_mbarrier_init(g_staged + g_c * 8, {});", kWarpgroupThreads));
+    e_.close_block();
     code_.line("kiln_fence_mbarrier_init();");
     e_.close_block();
     code_.line("__syncthreads();");
     code_.line(fmt::format("const int g_steps = {};", ceil_div(view_.depth, kWgmmaTileK)));
     const auto tile_origin = [&] {
-      code_.line(fmt::format("const {} g_b = g_tile / {};", index_, col_tiles * row_tiles));
-      code_.line(fmt::format("const {} g_m0 = static_cast<{}>(g_tile / {} % {}) * {};", index_,
-                             index_, col_tiles, row_tiles, kWgmmaBlockM));
-      code_.line(fmt::format("const {} g_n0 = static_cast<{}>(g_tile % {}) * {};", index_, index_,
-                             col_tiles, tiling_.block_n));
+      code_.line(fmt::format("const {} g_b = g_tile_index / {};", index_, col_tiles * row_tiles));
+      code_.line(fmt::format("const {} g_m0 = static_cast<{}>(g_tile_index / {} % {}) * {};",
+                             index_, index_, col_tiles, row_tiles, kWgmmaBlockM));
+      code_.line(fmt::format("const {} g_n0 = static_cast<{}>(g_tile_index % {}) * {};", index_,
+                             index_, col_tiles, tiling_.block_n));
     };
 
     // The producer: one thread issues every stage's boxes once the stage is free.
@@ -419,8 +440,9 @@ class WgmmaKernelWriter {
     code_.line(fmt::format("kiln_setmaxnreg_dec<{}>();", kProducerRegisters));
     e_.open_block("if (threadIdx.x == 0)");
     code_.line("int g_position = 0;");
-    e_.open_block(
-        fmt::format("for (int g_tile = blockIdx.x; g_tile < {}; g_tile += gridDim.x)", tiles));
+    e_.open_block(fmt::format(
+        "for (int g_tile_index = blockIdx.x; g_tile_index < {}; g_tile_index += gridDim.x)",
+        tiles));
     tile_origin();
     e_.open_block("for (int g_step = 0; g_step < g_steps; ++g_step, ++g_position)");
     code_.line(fmt::format("const int g_slot = g_position % {};", stages));
@@ -446,8 +468,8 @@ class WgmmaKernelWriter {
     const int half = tiling_.block_n / 2;  // a 64-row half's accumulators a thread
     code_.line(fmt::format("float g_acc[{}];", 2 * half));
     e_.open_block("for (int g_round = g_consumer;; g_round += 2)");
-    code_.line("const int g_tile = blockIdx.x + g_round * gridDim.x;");
-    code_.line(fmt::format("if (g_tile >= {}) break;", tiles));
+    code_.line("const int g_tile_index = blockIdx.x + g_round * gridDim.x;");
+    code_.line(fmt::format("if (g_tile_index >= {}) break;", tiles));
     tile_origin();
     // Tile g_round - 1's last stage waited for: handoff's ((g_round - 1) / 2)-th phase.
     code_.line(
@@ -483,12 +505,25 @@ class WgmmaKernelWriter {
     code_.line("kiln_wgmma_wait<0>();");
     code_.line(fmt::format(
         "kiln_mbarrier_arrive(g_empty + (g_round * g_steps + g_steps - 1) % {} * 8);", stages));
-    code_.line("#pragma unroll");
-    e_.open_block("for (int g_h = 0; g_h < 2; ++g_h)");
-    fragment_results(outputs,
-                     fmt::format("g_m0 + g_h * {} + g_warp * 16 + g_lane / 4", kWarpgroupRows),
-                     fmt::format("g_acc[g_h * {} + g_j * 4 + g_r", half));
-    e_.close_block();
+    if (staged_persistent()) {
+      // Tile g_round - 1's staged tile read: staged's ((g_round - 1) / 2)-th phase.
+      code_.line(
+          "if (g_round > 0) kiln_mbarrier_wait(g_staged + g_consumer * 8, (g_round - 1) / 2 & 1);");
+      results_through_shared(
+          outputs, {.thread = fmt::format("threadIdx.x % {}", kWarpgroupThreads),
+                    .threads = kWarpgroupThreads,
+                    .tile = fmt::format("g_shared + {}", staged_tile),
+                    .barrier = fmt::format("kiln_bar_sync(1 + g_consumer, {});", kWarpgroupThreads),
+                    .both_halves = true});
+      code_.line("kiln_mbarrier_arrive(g_staged + (1 - g_consumer) * 8);");
+    } else {
+      code_.line("#pragma unroll");
+      e_.open_block("for (int g_h = 0; g_h < 2; ++g_h)");
+      fragment_results(outputs,
+                       fmt::format("g_m0 + g_h * {} + g_warp * 16 + g_lane / 4", kWarpgroupRows),
+                       fmt::format("g_acc[g_h * {} + g_j * 4 + g_r", half));
+      e_.close_block();
+    }
     e_.close_block();
     e_.close_block();
   }
@@ -595,10 +630,14 @@ class WgmmaKernelWriter {
   // Register 4j + r: row g_m0 + 64 · warpgroup + 16 · warp + lane / 4 + 8 · (r / 2), column
   // g_n0 + 8j + 2 · (lane mod 4) + r mod 2.
   void results(const std::vector<std::string>& outputs) {
-    const bool split = tiling_.splits > 1;
-    if (!split && stores_result_runs(body_, anchor_, view_, kVector, /*f32_outputs=*/true) &&
+    if (stages_results() &&
         int64_t{kWgmmaBlockM} * staged_row() * 4 <= tiling_.stages * stage_bytes_) {
-      return results_through_shared(outputs);
+      code_.line("__syncthreads();");
+      return results_through_shared(outputs, {.thread = "threadIdx.x",
+                                              .threads = kWgmmaThreads,
+                                              .tile = "g_shared",
+                                              .barrier = "__syncthreads();",
+                                              .both_halves = false});
     }
     fragment_results(
         outputs, fmt::format("g_m0 + g_warpgroup * {} + g_warp * 16 + g_lane / 4", kWarpgroupRows),
@@ -634,7 +673,14 @@ class WgmmaKernelWriter {
     e_.close_block();
   }
 
-  int staged_row() const { return tiling_.block_n + kStagedRowPad; }
+  // Whether the results can go through a staged f32 tile (runs of 8 columns in a row, unsplit).
+  bool stages_results() const {
+    return tiling_.splits == 1 &&
+           stores_result_runs(body_, anchor_, view_, kVector, /*f32_outputs=*/true);
+  }
+  bool staged_persistent() const { return persistent() && stages_results(); }
+
+  int staged_row() const { return tiling_.block_n + kWgmmaStagedRowPad; }
 
   // The sums through shared memory (the pipeline's, free after the last step) as a 128 ×
   // (block_n + 8) f32 tile, so that each thread then finishes runs of 8 neighbouring columns of
@@ -642,24 +688,33 @@ class WgmmaKernelWriter {
   // (two per f32 one) and one 16-byte load per 16-bit input read where the result lies (a
   // residual), where the registers' fragment layout would give 2- to 8-byte stores and 2-byte
   // loads, rows 8 apart in a warp.
-  void results_through_shared(const std::vector<std::string>& outputs) {
-    code_.line("__syncthreads();");
-    code_.line("float* const g_tile = reinterpret_cast<float*>(g_shared);");
+  void results_through_shared(const std::vector<std::string>& outputs, const Staging& staging) {
+    code_.line(fmt::format("float* const g_tile = reinterpret_cast<float*>({});", staging.tile));
+    // The 64-row half of a thread's registers: its warpgroup's, or each in turn.
+    const int half = tiling_.block_n / 2;
+    if (staging.both_halves) {
+      code_.line("#pragma unroll");
+      e_.open_block("for (int g_h = 0; g_h < 2; ++g_h)");
+    }
     code_.line("#pragma unroll");
     e_.open_block(fmt::format("for (int g_j = 0; g_j < {}; ++g_j)", tiling_.block_n / 8));
     code_.line("#pragma unroll");
     e_.open_block("for (int g_r = 0; g_r < 4; g_r += 2)");
-    code_.line(fmt::format(
-        "const int g_row = g_warpgroup * {} + g_warp * 16 + g_lane / 4 + g_r / 2 * 8;",
-        kWarpgroupRows));
-    code_.line(fmt::format("*reinterpret_cast<float2*>(&g_tile[g_row * {} + g_j * 8 + g_lane % 4 "
-                           "* 2]) = make_float2(g_acc[g_j * 4 + g_r], g_acc[g_j * 4 + g_r + 1]);",
-                           staged_row()));
+    code_.line(fmt::format("const int g_row = {} * {} + g_warp * 16 + g_lane / 4 + g_r / 2 * 8;",
+                           staging.both_halves ? "g_h" : "g_warpgroup", kWarpgroupRows));
+    const std::string acc = staging.both_halves
+                                ? fmt::format("g_acc[g_h * {} + g_j * 4 + g_r", half)
+                                : "g_acc[g_j * 4 + g_r";
+    code_.line(
+        fmt::format("*reinterpret_cast<float2*>(&g_tile[g_row * {} + g_j * 8 + g_lane % 4 "
+                    "* 2]) = make_float2({}], {} + 1]);",
+                    staged_row(), acc, acc));
     e_.close_block();
     e_.close_block();
-    code_.line("__syncthreads();");
+    if (staging.both_halves) e_.close_block();
+    code_.line(staging.barrier);
     const int runs_per_row = tiling_.block_n / kVector;
-    const int runs = kWgmmaBlockM * runs_per_row / kWgmmaThreads;
+    const int runs = kWgmmaBlockM * runs_per_row / staging.threads;
     const std::vector<const Value*> result_shaped = result_shaped_inputs();
     // At most 8 runs a thread: unrolled, so that the runs' loads (a residual's 16-byte vectors,
     // the staged sums) go out together instead of one run's at a time. Every staged epilogue
@@ -668,17 +723,23 @@ class WgmmaKernelWriter {
     // tiles: 12 and 16 runs, where unrolling cost more than it hid).
     if (runs <= kMaxUnrolledRuns) code_.line("#pragma unroll");
     e_.open_block(fmt::format("for (int g_p = 0; g_p < {}; ++g_p)", runs));
-    code_.line(fmt::format("const int g_q = threadIdx.x + g_p * {}, g_row = g_q / {}, g_run = g_q % {};",
-                           kWgmmaThreads, runs_per_row, runs_per_row));
+    code_.line(fmt::format("const int g_q = {} + g_p * {}, g_row = g_q / {}, g_run = g_q % {};",
+                           staging.thread, staging.threads, runs_per_row, runs_per_row));
     code_.line(fmt::format("const {} g_m = g_m0 + g_row, g_n = g_n0 + g_run * {};", index_, kVector));
     e_.open_block(fmt::format("if (g_m < {} && g_n < {})", view_.rows, view_.cols));
+    // A quarter warp's 16-byte loads of consecutive runs lie 32 bytes apart, two of them on each
+    // bank: threads whose run has bit 2 set load their second half first, so that each of the two
+    // loads covers all 32 banks once.
+    code_.line(fmt::format("const float* const g_run_sums = &g_tile[g_row * {} + g_run * {}];",
+                           staged_row(), kVector));
+    code_.line("const bool g_swap = (g_run >> 2 & 1) != 0;");
+    code_.line(
+        "const float4 g_load0 = *reinterpret_cast<const float4*>(g_run_sums + (g_swap ? 4 : 0));");
+    code_.line(
+        "const float4 g_load1 = *reinterpret_cast<const float4*>(g_run_sums + (g_swap ? 0 : 4));");
     code_.line(fmt::format("float g_sums[{}];", kVector));
-    code_.line(fmt::format("*reinterpret_cast<float4*>(g_sums) = *reinterpret_cast<const float4*>("
-                           "&g_tile[g_row * {} + g_run * {}]);",
-                           staged_row(), kVector));
-    code_.line(fmt::format("*reinterpret_cast<float4*>(g_sums + 4) = *reinterpret_cast<const "
-                           "float4*>(&g_tile[g_row * {} + g_run * {} + 4]);",
-                           staged_row(), kVector));
+    code_.line("*reinterpret_cast<float4*>(g_sums) = g_swap ? g_load1 : g_load0;");
+    code_.line("*reinterpret_cast<float4*>(g_sums + 4) = g_swap ? g_load0 : g_load1;");
     const std::string first = view_.result_index(e_, "g_b", "g_m", "g_n");
     std::set<DType> vector_dtypes;
     std::vector<std::pair<const Value*, std::string>> loaded;
@@ -699,6 +760,8 @@ class WgmmaKernelWriter {
     e_.open_block(fmt::format("for (int g_c = 0; g_c < {}; ++g_c)", kVector));
     code_.line(fmt::format("const {} g_nc = g_n + g_c;", index_));
     const std::string at = view_.result_index(e_, "g_b", "g_m", "g_nc");
+    // A per-column operand (a bias) reads at g_nc, not at the flat index modulo the columns.
+    if (view_.result_index_ends_in_n()) e_.set_inner_coordinate(at, view_.cols, "g_nc");
     for (const auto& [input, vector] : loaded) {
       e_.bind(input, at, widened(input->type().dtype, vector + ".v[g_c]"));
     }
@@ -785,7 +848,7 @@ bool wgmma_tiling_fits(const ContractionView& view, const WgmmaTiling& tiling,
     return false;
   }
   const int64_t stage = int64_t{kWgmmaBlockM + tiling.block_n} * kWgmmaTileK * 2;
-  return tiling.stages * stage + kAtomBytes + barrier_bytes(tiling) <=
+  return tiling.stages * stage + staged_tile_bytes(tiling) + kAtomBytes + barrier_bytes(tiling) <=
          std::min(kWgmmaSharedLimit, target.shared_memory_per_block);
 }
 

@@ -57,9 +57,11 @@
 // ring's next stage to be free (its "empty" mbarrier), arrives on its "full" one expecting the
 // stage's bytes, and issues the boxes. Warpgroups 1 and 2 (the consumers, setmaxnreg up) take
 // the block's tiles in turn, each a whole 128 × block_n tile (block_n ≤ 128: two m64 wgmmas a
-// k16 step), freeing a stage once its wgmmas are done, and finish the tile from the registers
-// (emit_contraction_result) while the other consumer multiplies. No __syncthreads after the
-// barriers' set-up.
+// k16 step), freeing a stage once its wgmmas are done, and finish the tile while the other
+// consumer multiplies: through a staged f32 tile of its own beside the stages (taken in turn, a
+// named barrier for the consumer's 128 threads between its stores and its runs), or from the
+// registers (emit_contraction_result) where results are not runs of 8 columns. No
+// __syncthreads after the barriers' set-up.
 #pragma once
 
 #include "codegen/contraction_tiling.h"
