@@ -479,6 +479,16 @@ __device__ __forceinline__ void kiln_setmaxnreg_inc() {
   asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];"
                :: "r"(shared), "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(barrier) : "memory");
 })"},
+      {"kiln_tma_load_4d",
+       R"(__device__ __forceinline__ void kiln_tma_load_4d(unsigned shared, const kiln_tensor_map* map, int c0, int c1, int c2, int c3, unsigned barrier) {
+  asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5}], [%6];"
+               :: "r"(shared), "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(barrier) : "memory");
+})"},
+      {"kiln_tma_load_5d",
+       R"(__device__ __forceinline__ void kiln_tma_load_5d(unsigned shared, const kiln_tensor_map* map, int c0, int c1, int c2, int c3, int c4, unsigned barrier) {
+  asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5, %6}], [%7];"
+               :: "r"(shared), "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4), "r"(barrier) : "memory");
+})"},
       {"kiln_cp_async_commit", R"(__device__ __forceinline__ void kiln_cp_async_commit() {
   asm volatile("cp.async.commit_group;");
 })"},

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <set>
 
 #include "codegen/mma_contraction_emitter.h"
@@ -151,6 +152,89 @@ std::optional<KernelTensorMap> operand_tensor_map(const ContractionView& view,
   return map;
 }
 
+// A coordinate of a view's tensor map (view_tensor_map): (k0 / divisor) mod size along K, or
+// the same of m0 along M; size 0: no modulo (the outermost digit).
+struct ViewMapCoordinate {
+  bool along_k = true;
+  int64_t divisor = 1;
+  int64_t size = 0;
+};
+
+// A K-major A that is a strided view of a kernel input (a_chunk_view: BERT's attention output
+// [batch, heads, seq, head] read as [batch · seq, heads · head], ViT's tokens read sequence
+// first) as a tensor map of the input whose box is the tile: the view's digits as dimensions,
+// the innermost k digit first (stride 1, whole 64-value boxes: its size a multiple of 64), then
+// the m digits from the innermost out until their boxes make the tile's 128 rows (each whole
+// where it is smaller than what is left, the last a multiple of its box unless it is the
+// outermost digit, where rows past M read zeros), then the other digits with boxes of 1, each at
+// the coordinate its k0 or m0 gives. Unsplit, one batch index, no offset, at most 5 dimensions;
+// nullopt otherwise.
+std::optional<std::pair<KernelTensorMap, std::vector<ViewMapCoordinate>>> view_tensor_map(
+    const ContractionView& view, const WgmmaTiling& tiling, const FlatStridedView& flat) {
+  const Value* a = view.a_operand();
+  if (!is_16_bit(a->type().dtype) || view.batch != 1 || tiling.splits > 1 || flat.offset != 0 ||
+      flat.digits.empty() || flat.digits.size() > 5 || view.a_contiguous_along_m()) {
+    return std::nullopt;
+  }
+  const FlatStridedView::Digit& k_inner = flat.digits.back();
+  if (k_inner.stride != 1 || k_inner.inner != 1 || k_inner.size % kWgmmaTileK != 0) {
+    return std::nullopt;
+  }
+  // A digit must lie wholly along K or wholly along M.
+  for (const FlatStridedView::Digit& digit : flat.digits) {
+    if (digit.inner < view.depth && view.depth % (digit.inner * digit.size) != 0) {
+      return std::nullopt;
+    }
+  }
+  const auto digit_at = [&](int64_t inner) -> const FlatStridedView::Digit* {
+    for (const FlatStridedView::Digit& digit : flat.digits) {
+      if (digit.inner == inner && digit.size > 1) return &digit;
+    }
+    return nullptr;
+  };
+  // The m digits the tile's rows span, innermost first, with their boxes.
+  std::vector<std::pair<const FlatStridedView::Digit*, int64_t>> m_boxes;
+  int64_t rows = 1;
+  while (rows < kWgmmaBlockM) {
+    const FlatStridedView::Digit* digit = digit_at(view.depth * rows);
+    if (!digit) return std::nullopt;
+    const int64_t left = kWgmmaBlockM / rows;
+    const int64_t box = std::min(digit->size, left);
+    const bool outermost = digit == &flat.digits.front();
+    if (box < left ? left % box != 0 : digit->size % box != 0 && !outermost) return std::nullopt;
+    m_boxes.emplace_back(digit, box);
+    rows *= box;
+  }
+  KernelTensorMap map;
+  map.dtype = a->type().dtype;
+  map.swizzle = kRowBytes;
+  std::vector<ViewMapCoordinate> coordinates;
+  const auto add = [&](const FlatStridedView::Digit& digit, int64_t box) {
+    const bool along_k = digit.inner < view.depth;
+    map.dims.push_back(digit.size);
+    if (!map.box.empty()) map.strides.push_back(digit.stride * 2);
+    map.box.push_back(box);
+    coordinates.push_back({.along_k = along_k,
+                           .divisor = along_k ? digit.inner : digit.inner / view.depth,
+                           .size = &digit == &flat.digits.front() ? 0 : digit.size});
+  };
+  add(k_inner, kWgmmaTileK);
+  for (const auto& [digit, box] : m_boxes) add(*digit, box);
+  for (const FlatStridedView::Digit& digit : flat.digits) {
+    const bool boxed = std::any_of(m_boxes.begin(), m_boxes.end(),
+                                   [&](const auto& m_box) { return m_box.first == &digit; });
+    if (&digit != &k_inner && !boxed && digit.size > 1) add(digit, 1);
+  }
+  if (map.dims.size() > 5) return std::nullopt;
+  for (const int64_t stride : map.strides) {
+    if (stride % 16 != 0 || stride >= (int64_t{1} << 40)) return std::nullopt;
+  }
+  for (const int64_t dim : map.dims) {
+    if (dim >= (int64_t{1} << 31)) return std::nullopt;
+  }
+  return std::pair{map, coordinates};
+}
+
 // One operand's tile of a K step in shared memory (see the header for the layout).
 struct SwizzledTile {
   char name = 'a';
@@ -166,6 +250,8 @@ struct SwizzledTile {
   // g_map{map_index}, rather than by every thread's cp.async.
   std::optional<KernelTensorMap> map;
   int map_index = 0;
+  // For a view's map (view_tensor_map), each dimension's coordinate; empty for a plain one.
+  std::vector<ViewMapCoordinate> view_coordinates;
 
   int rows() const { return k_major ? extent : kWgmmaTileK; }
   int chunks_per_row() const { return k_major ? kRowBytes / 16 : extent / kVector; }
@@ -234,7 +320,12 @@ class WgmmaKernelWriter {
     b_.parameter = e.params().read(view.b_operand());
     stage_bytes_ = a_.bytes() + b_.bytes();
     if (tma) {
-      if (!a_.view && !a_.gathered) {
+      if (a_.view) {
+        if (auto viewed = view_tensor_map(view, tiling, *a_.view)) {
+          a_.map = viewed->first;
+          a_.view_coordinates = viewed->second;
+        }
+      } else if (!a_.gathered) {
         a_.map = operand_tensor_map(view, tiling, true, a_.k_major, a_.extent, view.a_strides());
       }
       b_.map = operand_tensor_map(view, tiling, false, b_.k_major, b_.extent, view.b_strides());
@@ -569,6 +660,19 @@ class WgmmaKernelWriter {
   // A TMA tile: K-major one box at (k0, other0), MN-major a box at (other0 + 64 j, k0) for each
   // 64 rows j, 8 KiB apart; the batch index third where the map has three dimensions.
   void copy_tile(const SwizzledTile& tile, const std::string& k0, const std::string& other0) {
+    if (!tile.view_coordinates.empty()) {
+      std::string coordinates;
+      for (const ViewMapCoordinate& c : tile.view_coordinates) {
+        std::string at = c.along_k ? k0 : other0;
+        if (c.divisor != 1) at = fmt::format("({}) / {}", at, c.divisor);
+        if (c.size != 0) at = fmt::format("({}) % {}", at, c.size);
+        coordinates += fmt::format(", static_cast<int>({})", at);
+      }
+      code_.line(fmt::format("kiln_tma_load_{}d(g_dst + {}, &g_map{}{}, g_bar);",
+                             tile.view_coordinates.size(), tile.offset, tile.map_index,
+                             coordinates));
+      return;
+    }
     const bool batched = tile.map->dims.size() == 3;
     const int boxes = tile.k_major ? 1 : tile.extent / 64;
     for (int j = 0; j < boxes; ++j) {
@@ -859,10 +963,12 @@ std::pair<bool, bool> tma_operands(const KernelBody& body, const ContractionView
                                    const WgmmaTiling& tiling) {
   KernelParams params;
   for (const Value* input : body.inputs) params.add_input(input);
-  const bool a_as_it_lies = !a_chunk_view(params, view) && reads_a_as_it_lies(params, view);
-  return {a_as_it_lies && operand_tensor_map(view, tiling, true, !view.a_contiguous_along_m(),
-                                             kWgmmaBlockM, view.a_strides())
-                              .has_value(),
+  const std::optional<FlatStridedView> a_view = a_chunk_view(params, view);
+  const bool a_as_it_lies = !a_view && reads_a_as_it_lies(params, view);
+  return {(a_view && view_tensor_map(view, tiling, *a_view).has_value()) ||
+              (a_as_it_lies && operand_tensor_map(view, tiling, true, !view.a_contiguous_along_m(),
+                                                  kWgmmaBlockM, view.a_strides())
+                                   .has_value()),
           operand_tensor_map(view, tiling, false, view.b_contiguous_along_k(), tiling.block_n,
                              view.b_strides())
               .has_value()};
