@@ -196,12 +196,14 @@ void ElementEmitter::clear_override(const Value* value) { overrides_.erase(value
 
 void ElementEmitter::set_coordinates(const std::string& index, const Shape& shape,
                                      std::vector<std::string> coordinates) {
+  for (std::string& coordinate : coordinates) coordinate = parenthesized(coordinate);
   scopes_.back().coordinates[{index, shape}] = std::move(coordinates);
 }
 
 void ElementEmitter::set_inner_coordinate(const std::string& index, int64_t size,
                                           std::string inner) {
-  scopes_.back().inner_coordinates[{index, size}] = std::move(inner);
+  // Parenthesized: callers splice a coordinate into arithmetic ("g_n + 1" times a slice's step).
+  scopes_.back().inner_coordinates[{index, size}] = parenthesized(inner);
 }
 
 std::string ElementEmitter::coordinate(const std::string& index, const Shape& shape, size_t d) {

@@ -226,8 +226,9 @@ std::optional<std::pair<KernelTensorMap, std::vector<ViewMapCoordinate>>> view_t
     if (&digit != &k_inner && !boxed && digit.size > 1) add(digit, 1);
   }
   if (map.dims.size() > 5) return std::nullopt;
+  // A broadcast digit (stride 0) would make a map no TMA copy of kiln's has run with.
   for (const int64_t stride : map.strides) {
-    if (stride % 16 != 0 || stride >= (int64_t{1} << 40)) return std::nullopt;
+    if (stride <= 0 || stride % 16 != 0 || stride >= (int64_t{1} << 40)) return std::nullopt;
   }
   for (const int64_t dim : map.dims) {
     if (dim >= (int64_t{1} << 31)) return std::nullopt;
