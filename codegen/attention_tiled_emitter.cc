@@ -35,12 +35,11 @@ constexpr int64_t kCopyElements = 8;
 constexpr int64_t kStaticSharedBytes = 48 * 1024;
 constexpr double kLog2e = 1.4426950408889634;
 
-bool is_16_bit(DType dtype) { return dtype == DType::kF16 || dtype == DType::kBF16; }
 
 // The 16-bit type both operands of `matmul` have, or kF32 when they are not 16-bit and equal.
 DType operand_type(const Node& matmul) {
   const DType a = matmul.operand(0)->type().dtype, b = matmul.operand(1)->type().dtype;
-  return a == b && is_16_bit(a) ? a : DType::kF32;
+  return a == b && is_16_bit_float(a) ? a : DType::kF32;
 }
 
 std::string pack_function(DType dtype) {
@@ -1287,7 +1286,7 @@ class TiledAttentionWriter {
   bool stores_vectors() const {
     const DType dtype = a_.output->result()->type().dtype;
     return body_.outputs.size() == 1 && body_.outputs[0] == a_.output->result() &&
-           is_16_bit(dtype) && a_.columns % kCopyElements == 0;
+           is_16_bit_float(dtype) && a_.columns % kCopyElements == 0;
   }
 
   // The epilogue with one key split: O / sum per row in registers (guarded rows, and rows whose
@@ -1383,7 +1382,7 @@ class TiledAttentionWriter {
 
 bool fits_tiled_attention(const AttentionShape& a) {
   const bool tensor_cores =
-      is_16_bit(operand_type(*a.scores)) && is_16_bit(operand_type(*a.output)) &&
+      is_16_bit_float(operand_type(*a.scores)) && is_16_bit_float(operand_type(*a.output)) &&
       a.depth % 16 == 0 && a.depth <= kMmaMaxHeadSize && a.columns % 8 == 0 &&
       a.columns <= kMmaMaxHeadSize && a.softmax->result()->type().dtype != DType::kF64;
   return tensor_cores || fits_simt(a);

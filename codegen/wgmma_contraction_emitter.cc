@@ -85,7 +85,6 @@ bool gathers_a(const KernelParams& params, const ContractionView& view) {
          view.a_gather_run() % kVector == 0;
 }
 
-bool is_16_bit(DType dtype) { return dtype == DType::kF16 || dtype == DType::kBF16; }
 
 // Bytes after the stages: one 8-byte mbarrier a stage, which the TMA copies complete on; the
 // warp-specialized kernel also one a stage that its consumers free and four that hand the main
@@ -276,6 +275,17 @@ class WgmmaKernelWriter {
   }
 
   bool tma() const { return a_.map || b_.map; }
+
+  // A comment naming each operand TMA copies, its parameter and its map.
+  void name_tma_operands() {
+    for (const SwizzledTile* tile : {&a_, &b_}) {
+      if (!tile->map) continue;
+      const std::string map = format_tensor_maps({*tile->map});
+      code_.line(fmt::format("// {} by TMA through g_map{} of {}: {}",
+                             tile->name == 'a' ? 'A' : 'B', tile->map_index, tile->parameter,
+                             map.substr(map.find(' ') + 1)));
+    }
+  }
   bool copies() const { return !a_.map || !b_.map; }  // cp.async for at least one operand
 
   void main_loop() {
@@ -284,13 +294,7 @@ class WgmmaKernelWriter {
         fmt::format("const int g_steps = static_cast<int>((g_kend - g_kbegin + {}) / {});",
                     kWgmmaTileK - 1, kWgmmaTileK);
     if (tma()) {
-      for (const SwizzledTile* tile : {&a_, &b_}) {
-        if (!tile->map) continue;
-        const std::string map = format_tensor_maps({*tile->map});
-        code_.line(fmt::format("// {} by TMA through g_map{} of {}: {}",
-                               tile->name == 'a' ? 'A' : 'B', tile->map_index, tile->parameter,
-                               map.substr(map.find(' ') + 1)));
-      }
+      name_tma_operands();
       // One mbarrier a stage after the stages, completed by its TMA copies' bytes.
       code_.line(
           fmt::format("const unsigned g_full = g_smem + {};", tiling_.stages * stage_bytes_));
@@ -361,12 +365,7 @@ class WgmmaKernelWriter {
     const int64_t staged_tile = stages * stage_bytes_;
     spec_.min_blocks = 1;  // registers capped at a block's share, as setmaxnreg needs
     shared_stages();
-    for (const SwizzledTile* tile : {&a_, &b_}) {
-      const std::string map = format_tensor_maps({*tile->map});
-      code_.line(fmt::format("// {} by TMA through g_map{} of {}: {}",
-                             tile->name == 'a' ? 'A' : 'B', tile->map_index, tile->parameter,
-                             map.substr(map.find(' ') + 1)));
-    }
+    name_tma_operands();
     code_.line(fmt::format(
         "const unsigned g_full = g_smem + {}, g_empty = g_full + {}, g_handoff = g_empty + {}, "
         "g_staged = g_handoff + 16;",
@@ -772,7 +771,7 @@ class WgmmaKernelWriter {
     const int64_t elements = anchor_.result()->type().num_elements();
     for (const Value* input : body_.inputs) {
       if (input != anchor_.operand(0) && input != anchor_.operand(1) &&
-          is_16_bit(input->type().dtype) && input->type().num_elements() == elements) {
+          is_16_bit_float(input->type().dtype) && input->type().num_elements() == elements) {
         inputs.push_back(input);
       }
     }
@@ -797,7 +796,7 @@ bool takes_wgmma_contraction(const KernelBody& body, const Node& anchor,
                              const ContractionView& view, const Target& target) {
   if (target.tensor_cores() != TensorCores::kWarpgroupMma) return false;
   const DType a = anchor.operand(0)->type().dtype, b = anchor.operand(1)->type().dtype;
-  if (a != b || !is_16_bit(a) || view.batch > 65535) return false;
+  if (a != b || !is_16_bit_float(a) || view.batch > 65535) return false;
   KernelParams params;
   for (const Value* input : body.inputs) params.add_input(input);
   return (reads_a_as_it_lies(params, view) || gathers_a(params, view) ||

@@ -4,13 +4,6 @@
 #include <algorithm>
 
 namespace kiln::codegen {
-namespace {
-
-constexpr int kRowBytes = 128;  // the swizzle's row: 64 16-bit values
-
-bool is_16_bit(DType dtype) { return dtype == DType::kF16 || dtype == DType::kBF16; }
-
-}  // namespace
 
 std::optional<KernelTensorMap> operand_tensor_map(const ContractionView& view,
                                                   const WgmmaTiling& tiling, bool a, bool k_major,
@@ -18,7 +11,7 @@ std::optional<KernelTensorMap> operand_tensor_map(const ContractionView& view,
                                                   std::optional<OperandStrides> strides) {
   const Value* operand = a ? view.a_operand() : view.b_operand();
   const DType dtype = operand->type().dtype;
-  if (!strides || !is_16_bit(dtype) ||
+  if (!strides || !is_16_bit_float(dtype) ||
       (tiling.splits > 1 && tiling.split_depth % kWgmmaTileK != 0)) {
     return std::nullopt;
   }
@@ -27,7 +20,7 @@ std::optional<KernelTensorMap> operand_tensor_map(const ContractionView& view,
   const int64_t k_stride = a ? strides->column : strides->row;
   KernelTensorMap map;
   map.dtype = dtype;
-  map.swizzle = kRowBytes;
+  map.swizzle = kWgmmaTileK * 2;  // the swizzle's row: a step's 64 16-bit values
   if (k_major) {
     if (k_stride != 1) return std::nullopt;
     map.dims = {view.depth, other_size};
@@ -59,7 +52,7 @@ std::optional<KernelTensorMap> operand_tensor_map(const ContractionView& view,
 std::optional<std::pair<KernelTensorMap, std::vector<ViewMapCoordinate>>> view_tensor_map(
     const ContractionView& view, const WgmmaTiling& tiling, const FlatStridedView& flat) {
   const Value* a = view.a_operand();
-  if (!is_16_bit(a->type().dtype) || view.batch != 1 || tiling.splits > 1 || flat.offset != 0 ||
+  if (!is_16_bit_float(a->type().dtype) || view.batch != 1 || tiling.splits > 1 || flat.offset != 0 ||
       flat.digits.empty() || flat.digits.size() > 5 || view.a_contiguous_along_m()) {
     return std::nullopt;
   }
@@ -94,7 +87,7 @@ std::optional<std::pair<KernelTensorMap, std::vector<ViewMapCoordinate>>> view_t
   }
   KernelTensorMap map;
   map.dtype = a->type().dtype;
-  map.swizzle = kRowBytes;
+  map.swizzle = kWgmmaTileK * 2;  // the swizzle's row: a step's 64 16-bit values
   std::vector<ViewMapCoordinate> coordinates;
   const auto add = [&](const FlatStridedView::Digit& digit, int64_t box) {
     const bool along_k = digit.inner < view.depth;

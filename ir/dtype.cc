@@ -40,6 +40,8 @@ std::optional<DType> parse_dtype(std::string_view name) {
 
 size_t dtype_size(DType dtype) { return info(dtype).size; }
 
+bool is_16_bit_float(DType dtype) { return dtype == DType::kF16 || dtype == DType::kBF16; }
+
 bool is_float(DType dtype) {
   return dtype == DType::kF32 || dtype == DType::kF16 || dtype == DType::kBF16 ||
          dtype == DType::kF64;

@@ -19,6 +19,7 @@ std::pair<int64_t, int64_t> integer_range(DType dtype);
 size_t dtype_size(DType dtype);
 
 bool is_float(DType dtype);    // f32, f16, bf16, f64
+bool is_16_bit_float(DType dtype);  // f16, bf16: what the tensor cores multiply
 bool is_integer(DType dtype);  // i64, i32, i8, u8
 bool is_signed(DType dtype);   // floats and signed integers
 

@@ -19,7 +19,6 @@ const std::vector<int64_t> kToFirst = {0, 3, 1, 2};
 // Where NCHW axis a lies in NHWC.
 constexpr int64_t kAxisInLast[4] = {0, 3, 1, 2};
 
-bool is_half(DType dtype) { return dtype == DType::kF16 || dtype == DType::kBF16; }
 
 Shape last_shape(const Shape& s) { return {s[0], s[2], s[3], s[1]}; }
 
@@ -93,7 +92,7 @@ class Rewriter {
   static std::string conv_refusal(const Node& conv) {
     if (conv.int_attr("channels_last") != 0) return "it is channels-last already";
     if (conv.operand(0)->type().rank() != 4) return "it is not 2-D";
-    if (!is_half(conv.operand(0)->type().dtype)) {
+    if (!is_16_bit_float(conv.operand(0)->type().dtype)) {
       return "its operands are " + std::string(dtype_name(conv.operand(0)->type().dtype)) +
              ", not 16-bit (the pass runs the 16-bit convs channels-last)";
     }

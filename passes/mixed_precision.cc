@@ -33,9 +33,8 @@
 namespace kiln::passes {
 namespace {
 
-bool is_half(DType dtype) { return dtype == DType::kF16 || dtype == DType::kBF16; }
 // The float dtypes the pass retypes (f64 stays as it is).
-bool is_retyped(DType dtype) { return dtype == DType::kF32 || is_half(dtype); }
+bool is_retyped(DType dtype) { return dtype == DType::kF32 || is_16_bit_float(dtype); }
 
 std::string refusal(const Node& node, const std::string& reason) {
   return std::string(MixedPrecision::kName) + ": " + node.describe() + ": " + reason;
@@ -116,7 +115,7 @@ class HalfPrecisionRewrite {
       const Value* operand = node.operand(i);
       if (operand->is_constant()) continue;
       any_variable = true;
-      any_half = any_half || is_half(operand->type().dtype);
+      any_half = any_half || is_16_bit_float(operand->type().dtype);
     }
     if (!any_variable) return std::nullopt;
     return any_half ? half_ : DType::kF32;
@@ -156,7 +155,7 @@ class HalfPrecisionRewrite {
     if (value->is_constant()) {
       converted = converted_constant(*value, dtype);
     } else if (producer && producer->op() == "cast" &&
-               producer->operand(0)->type().dtype == dtype && is_half(dtype) &&
+               producer->operand(0)->type().dtype == dtype && is_16_bit_float(dtype) &&
                value->type().dtype == DType::kF32) {
       converted = producer->operand(0);
       bypassed_casts_.insert(value->producer());

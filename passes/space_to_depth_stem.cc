@@ -18,7 +18,6 @@ constexpr int64_t kBlock = 2;
 // tap).
 constexpr int64_t kMaxChannels = 16;
 
-bool is_half(DType dtype) { return dtype == DType::kF16 || dtype == DType::kBF16; }
 
 // A kernel size after space-to-depth: ⌈k/2⌉.
 int64_t half_kernel(int64_t kernel) { return (kernel + kBlock - 1) / kBlock; }
@@ -87,7 +86,7 @@ std::string refusal(const Node& conv) {
   const TensorType& input = conv.operand(0)->type();
   if (conv.int_attr("channels_last") != 0) return "it is channels-last already";
   if (input.rank() != 4) return "it is not 2-D";
-  if (!is_half(input.dtype)) {
+  if (!is_16_bit_float(input.dtype)) {
     return "its operands are " + std::string(dtype_name(input.dtype)) +
            ", not 16-bit (only the 16-bit convs run on the channels-last tensor-core path)";
   }
