@@ -136,7 +136,8 @@ void validate_dynamic_program(const DynamicProgram& program) {
       for (const OutputRows& rows : variant.output_rows[o]) {
         if (rows.axis < 0 || static_cast<size_t>(rows.axis) >= shape.size() || rows.dim_class < 0 ||
             static_cast<size_t>(rows.dim_class) >= classes || rows.inner < 1 ||
-            shape[rows.axis] != variant.sizes[rows.dim_class] * rows.inner) {
+            shape[rows.axis] % rows.inner != 0 ||
+            shape[rows.axis] / rows.inner != variant.sizes[rows.dim_class]) {
           throw InputError(fmt::format("{}: the rows of output {} do not fit it", what, o));
         }
       }
