@@ -7,8 +7,11 @@
 #include <chrono>
 #include <cmath>
 #include <deque>
+#include <exception>
+#include <future>
 #include <limits>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <random>
 
@@ -32,8 +35,10 @@ class Sites {
   Sites(const codegen::KernelCache& cache, std::string identity)
       : cache_(cache), identity_(std::move(identity)) {}
 
-  // The state of `site`'s key, created (and looked up in the cache) on first sight.
+  // The state of `site`'s key, created (and looked up in the cache) on first sight. Safe to call
+  // from the thread that lowers the next round while this one is measured.
   KeyState& state_of(const codegen::TacticSite& site) {
+    const std::lock_guard lock(mutex_);
     auto [it, added] = index_.emplace(site.key, states_.size());
     if (added) {
       KeyState state;
@@ -76,6 +81,7 @@ class Sites {
 
   const codegen::KernelCache& cache_;
   std::string identity_;
+  std::mutex mutex_;  // guards index_ and the growth of states_
   std::map<std::string, size_t> index_;
   std::deque<KeyState> states_;  // stable references
 };
@@ -87,12 +93,43 @@ int tactic_in_round(const KeyState& state, int round) {
   return round < static_cast<int>(state.site.tactics.size()) ? round : 0;
 }
 
-Program lower_round(const Graph& graph, codegen::CodegenOptions& codegen, Sites& sites,
-                    int round, codegen::LoweringReport& lowering) {
+Program lower_round(const Graph& graph, codegen::CodegenOptions codegen, Sites& sites, int round,
+                    codegen::LoweringReport& lowering) {
   codegen.choose_tactic = [&sites, round](const codegen::TacticSite& site) {
     return tactic_in_round(sites.state_of(site), round);
   };
   return codegen::lower_graph(graph, codegen, &lowering);
+}
+
+// A round's program, lowered and compiled, or what its compilation threw.
+struct PreparedRound {
+  Program program;
+  codegen::LoweringReport lowering;
+  std::exception_ptr compile_error;
+};
+
+void compile_round(PreparedRound& prepared, const AutotuneHooks& hooks) {
+  try {
+    hooks.compile(prepared.program);
+  } catch (const std::exception&) {
+    prepared.compile_error = std::current_exception();
+  }
+}
+
+PreparedRound prepare_round(const Graph& graph, const codegen::CodegenOptions& codegen,
+                            Sites& sites, int round, const AutotuneHooks& hooks) {
+  PreparedRound prepared;
+  prepared.program = lower_round(graph, codegen, sites, round, prepared.lowering);
+  compile_round(prepared, hooks);
+  return prepared;
+}
+
+std::string message_of(const std::exception_ptr& error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::exception& thrown) {
+    return thrown.what();
+  }
 }
 
 // Why round `round`'s outputs are not the heuristic program's, or "".
@@ -135,45 +172,62 @@ Program lower_autotuned(const Graph& fused_graph, codegen::CodegenOptions codege
   const codegen::KernelCache cache(hooks.cache_directory);
   Sites sites(cache, hooks.cache_identity);
 
-  // Round 0 (the heuristic's tactics where the cache has none) also finds the sites.
+  // Round 0 (the heuristic's tactics where the cache has none) also finds the sites. While the
+  // GPU runs round r, another thread lowers and compiles round r + 1 (NVRTC and the memory plan
+  // are host work), so that the rounds overlap; one is measured at a time.
   int rounds = 0;
   std::vector<Tensor> reference;
-  for (int round = 0; round == 0 || round < rounds; ++round) {
-    codegen::LoweringReport lowering;
-    Program program = lower_round(fused_graph, codegen, sites, round, lowering);
-    if (round == 0) {
-      for (const codegen::TacticUse& use : lowering.tactics) {
-        KeyState& state = sites.state_of(use.site);
-        ++state.site.nodes;
-        if (!state.site.from_cache) {
-          rounds = std::max(rounds, static_cast<int>(state.site.tactics.size()));
-        }
-      }
-      if (rounds == 0) break;  // every site cached, or none
+  PreparedRound next;
+  next.program = lower_round(fused_graph, codegen, sites, 0, next.lowering);
+  for (const codegen::TacticUse& use : next.lowering.tactics) {
+    KeyState& state = sites.state_of(use.site);
+    ++state.site.nodes;
+    if (!state.site.from_cache) {
+      rounds = std::max(rounds, static_cast<int>(state.site.tactics.size()));
     }
-    ProgramTimes times;
-    try {
-      hooks.compile(program);
-    } catch (const std::exception& error) {
-      if (round == 0) throw;  // the heuristic program itself: not a tactic's fault
+  }
+  if (rounds > 0) {  // else every site cached, or none: nothing to measure
+    compile_round(next, hooks);
+    // The heuristic program itself: not a tactic's fault.
+    if (next.compile_error) std::rethrow_exception(next.compile_error);
+  }
+  for (int round = 0; round < rounds; ++round) {
+    PreparedRound current = std::move(next);
+    std::future<PreparedRound> following;
+    if (round + 1 < rounds) {
+      following = std::async(std::launch::async, prepare_round, std::cref(fused_graph),
+                             std::cref(codegen), std::ref(sites), round + 1, std::cref(hooks));
+    }
+    // The next round, once this one is done with the GPU (the future's get rethrows what its
+    // lowering threw). Until then this thread only measures: `sites` is the other's.
+    const auto take_following = [&] {
+      if (following.valid()) next = following.get();
+    };
+    if (current.compile_error) {
+      take_following();
       report.warnings.push_back(fmt::format("tactic {} of {} left out: it failed to compile: {}",
                                             round + 1, changed_sites(sites.all(), round),
-                                            error.what()));
+                                            message_of(current.compile_error)));
       continue;
     }
+    const Program& program = current.program;
+    const codegen::LoweringReport& lowering = current.lowering;
+    ProgramTimes times;
     try {
       times = hooks.measure(program);
     } catch (const std::exception& error) {
+      take_following();
       if (round == 0) {  // the GPU cannot run it now (busy, out of memory): no measurement
         report = {};
         report.note = std::string("chosen by heuristics: the program could not be timed on "
                                   "the GPU (") + error.what() + ")";
-        return program;
+        return std::move(current.program);
       }
       report.warnings.push_back(fmt::format("tactic {} of {} left out: it failed: {}", round + 1,
                                             changed_sites(sites.all(), round), error.what()));
       continue;
     }
+    take_following();
     ++report.rounds;
     if (round == 0) {
       reference = std::move(times.outputs);

@@ -14,6 +14,8 @@
 //      error over kMaxRelativeError) or that fails is left out, with a warning naming it, and so
 //      are its tactics. When round 0 itself cannot run on the GPU (busy, out of memory), nothing
 //      is measured: the heuristics (and the cache) choose, and the report's note says why.
+//      While the GPU runs round r, another thread lowers and compiles round r + 1 (host work:
+//      NVRTC, the memory plan), so that compiling and measuring overlap.
 //   3. Each key takes its fastest measured tactic, stored in the cache; the final program is
 //      lowered with those.
 //
@@ -63,7 +65,8 @@ struct ProgramTimes {
 };
 
 struct AutotuneHooks {
-  // NVRTC and the memory plan: makes a lowered program runnable.
+  // NVRTC and the memory plan: makes a lowered program runnable. Called on another thread than
+  // measure, while measure runs (one call of each at a time).
   std::function<void(Program&)> compile;
   // Runs a compiled program on the tuning inputs and times its steps.
   std::function<ProgramTimes(const Program&)> measure;

@@ -5,8 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <limits>
+#include <mutex>
 
 #include "codegen/lower.h"
 #include "ir/parser.h"
@@ -130,6 +133,50 @@ TEST(Autotune, AProgramTheGpuCannotRunKeepsTheHeuristicsAndSaysWhy) {
   ASSERT_EQ(program.steps.size(), 3u);
   EXPECT_EQ(program.steps[0].grid[0], 4u);   // the heuristic's 128 × 192 tiles
   EXPECT_EQ(program.steps[2].grid[0], 12u);  // and 128 × 256
+}
+
+// While round r is measured, round r + 1 is lowered and compiled on another thread: each
+// measurement (but the last) waits until the next round's compilation has finished, which it
+// could not if the rounds ran one after another (it would time out). A round that fails to
+// compile is left out with a warning naming its tactics, and the others are still measured.
+TEST(Autotune, CompilesTheNextRoundWhileThisOneIsMeasured) {
+  const std::string cache = testing_support::fresh_temp_path("tactics_overlap", true).string();
+  AutotuneHooks hooks = stand_in_hooks(cache);
+  std::mutex mutex;
+  std::condition_variable compiled_more;
+  int compiled = 0;
+  hooks.compile = [&](Program&) {
+    const std::lock_guard lock(mutex);
+    ++compiled;
+    compiled_more.notify_all();
+    if (compiled == 3) throw std::runtime_error("NVRTC refused it");  // round 2 of 0..8
+  };
+  int measured = 0;
+  int overlapped = 0;
+  hooks.measure = [&](const Program& program) {
+    std::unique_lock lock(mutex);
+    const int round = measured < 2 ? measured : measured + 1;  // round 2 is never measured
+    ++measured;
+    if (compiled_more.wait_for(lock, std::chrono::seconds(10),
+                               [&] { return compiled >= std::min(round + 2, 9); })) {
+      ++overlapped;
+    }
+    lock.unlock();
+    return stand_in_measure(program);
+  };
+  const std::unique_ptr<Graph> graph = parse_graph(kGraph);
+  AutotuneReport report;
+  lower_autotuned(*graph, codegen::CodegenOptions::for_target(target_for_arch("sm_90a")), hooks,
+                  report);
+  EXPECT_EQ(compiled, 9);  // rounds 0..8
+  EXPECT_EQ(measured, 8);  // all but round 2
+  EXPECT_EQ(overlapped, 8);
+  bool warned = false;
+  for (const std::string& warning : report.warnings) {
+    warned |= warning.find("tactic 3 of first (") != std::string::npos &&
+              warning.find("it failed to compile: NVRTC refused it") != std::string::npos;
+  }
+  EXPECT_TRUE(warned) << ::testing::PrintToString(report.warnings);
 }
 
 TEST(Autotune, RelativeErrorIsAnL2RatioAndExactForIntegers) {
