@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Models beyond the dev models, for coverage: export each with random weights, compile it for a
 GPU with kiln (no GPU needed: the kernels are generated and NVRTC-compiled for the target) and
-run kiln's CPU reference interpreter against PyTorch's own output.
+run kiln's CPU reference interpreter on the fused graph (the whole pass pipeline, fusion
+included, in fp32) against PyTorch's own output.
 
     PYTHON tests/models/sweep_models.py KILN WORK_DIR [MODEL[@dynamo] ...]
         [--arch sm_90a] [--precision fp16]
@@ -82,6 +83,28 @@ def transformers_model(kind):
             model = hf.DebertaV2Model(hf.DebertaV2Config(**small))
         elif kind == "electra":
             model = hf.ElectraModel(hf.ElectraConfig(embedding_size=64, **small))
+        elif kind == "mobilebert":
+            model = hf.MobileBertModel(hf.MobileBertConfig(
+                num_hidden_layers=2, hidden_size=128, num_attention_heads=4,
+                intermediate_size=128, vocab_size=1000, embedding_size=64,
+                intra_bottleneck_size=64, true_hidden_size=64))
+        elif kind == "opt":
+            model = hf.OPTModel(hf.OPTConfig(num_hidden_layers=2, hidden_size=128,
+                                             num_attention_heads=4, ffn_dim=256, vocab_size=1000,
+                                             word_embed_proj_dim=128, use_cache=False))
+        elif kind == "bloom":
+            model = hf.BloomModel(hf.BloomConfig(n_layer=2, hidden_size=128, n_head=4,
+                                                 vocab_size=1000, use_cache=False))
+        elif kind in ("mistral", "qwen2", "phi3", "gemma"):
+            decoder = dict(num_hidden_layers=2, hidden_size=128, num_attention_heads=4,
+                           num_key_value_heads=2, intermediate_size=256, vocab_size=1000,
+                           use_cache=False, pad_token_id=0)
+            config = {"mistral": hf.MistralConfig, "qwen2": hf.Qwen2Config,
+                      "phi3": hf.Phi3Config, "gemma": hf.GemmaConfig}[kind]
+            if kind == "gemma":
+                decoder["head_dim"] = 32
+            model = {"mistral": hf.MistralModel, "qwen2": hf.Qwen2Model, "phi3": hf.Phi3Model,
+                     "gemma": hf.GemmaModel}[kind](config(**decoder))
         elif kind == "clip_vision":
             model = hf.CLIPVisionModel(hf.CLIPVisionConfig(
                 num_hidden_layers=2, hidden_size=128, num_attention_heads=4,
@@ -130,6 +153,13 @@ MODELS = {
     "deberta": transformers_model("deberta"),
     "electra": transformers_model("electra"),
     "clip_vision": transformers_model("clip_vision"),
+    "mobilebert": transformers_model("mobilebert"),
+    "opt": transformers_model("opt"),
+    "bloom": transformers_model("bloom"),
+    "mistral": transformers_model("mistral"),
+    "qwen2": transformers_model("qwen2"),
+    "phi3": transformers_model("phi3"),
+    "gemma": transformers_model("gemma"),
 }
 
 NORMS = (torch.nn.BatchNorm2d, torch.nn.BatchNorm3d, torch.nn.LayerNorm, torch.nn.GroupNorm)
@@ -204,7 +234,8 @@ def sweep_one(spec, args):
         arguments += ["--input", f"{value.name}={npy}"]
     outputs = os.path.join(work, "outputs")
     reference = subprocess.run(
-        [args.kiln, "run", path, "--device", "cpu", "--output-dir", outputs, *arguments],
+        [args.kiln, "run", path, "--device", "cpu", "--stage", "fused", "--output-dir", outputs,
+         *arguments],
         capture_output=True, text=True)
     if reference.returncode != 0:
         return False, f"{spec}: {compile_text}; CPU reference FAILED: {last_line(reference.stderr)}"
