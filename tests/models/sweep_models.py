@@ -105,6 +105,12 @@ def transformers_model(kind):
                 decoder["head_dim"] = 32
             model = {"mistral": hf.MistralModel, "qwen2": hf.Qwen2Model, "phi3": hf.Phi3Model,
                      "gemma": hf.GemmaModel}[kind](config(**decoder))
+        elif kind == "wav2vec2":
+            model = hf.Wav2Vec2Model(hf.Wav2Vec2Config(
+                hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128,
+                conv_dim=(32, 32), conv_stride=(5, 2), conv_kernel=(10, 3),
+                num_conv_pos_embeddings=16, num_conv_pos_embedding_groups=4))
+            return FirstTensor(model, ["input_values"]), (torch.randn(1, 4000),)
         elif kind == "clip_vision":
             model = hf.CLIPVisionModel(hf.CLIPVisionConfig(
                 num_hidden_layers=2, hidden_size=128, num_attention_heads=4,
@@ -115,6 +121,18 @@ def transformers_model(kind):
         return FirstTensor(model, ["input_ids", "attention_mask"]), (ids, mask)
     return make
 
+
+def transformers_vision_model(model_class, config_class, size=64, **config):
+    """A transformers image model at a small configuration, on a size × size image."""
+    def make():
+        import transformers as hf
+        model = getattr(hf, model_class)(getattr(hf, config_class)(**config))
+        return FirstTensor(model, ["pixel_values"]), (torch.randn(1, 3, size, size),)
+    return make
+
+
+SMALL_VIT = dict(image_size=64, patch_size=16, num_hidden_layers=2, hidden_size=64,
+                 num_attention_heads=4, intermediate_size=128)
 
 MODELS = {
     "alexnet": torchvision_model("alexnet"),
@@ -160,6 +178,26 @@ MODELS = {
     "qwen2": transformers_model("qwen2"),
     "phi3": transformers_model("phi3"),
     "gemma": transformers_model("gemma"),
+    "deit": transformers_vision_model("DeiTModel", "DeiTConfig", **SMALL_VIT),
+    "beit": transformers_vision_model("BeitModel", "BeitConfig", use_relative_position_bias=True,
+                                      **SMALL_VIT),
+    "dinov2": transformers_vision_model("Dinov2Model", "Dinov2Config", **SMALL_VIT),
+    "mobilevit": transformers_vision_model("MobileViTModel", "MobileViTConfig", image_size=64,
+                                           hidden_sizes=[32, 48, 64],
+                                           neck_hidden_sizes=[8, 8, 16, 16, 24, 32, 64]),
+    "segformer": transformers_vision_model(
+        "SegformerModel", "SegformerConfig", num_encoder_blocks=2, depths=[1, 1],
+        sr_ratios=[2, 1], hidden_sizes=[16, 32], num_attention_heads=[1, 2], patch_sizes=[7, 3],
+        strides=[4, 2], mlp_ratios=[2, 2]),
+    "swinv2": transformers_vision_model("Swinv2Model", "Swinv2Config", image_size=64,
+                                        patch_size=4, embed_dim=16, depths=[1, 1],
+                                        num_heads=[1, 2], window_size=4),
+    "convnextv2": transformers_vision_model("ConvNextV2Model", "ConvNextV2Config",
+                                            hidden_sizes=[16, 32], depths=[1, 1], num_stages=2),
+    "levit": transformers_vision_model("LevitModel", "LevitConfig", image_size=64,
+                                       hidden_sizes=[32, 48, 64], num_attention_heads=[1, 2, 2],
+                                       depths=[1, 1, 1], key_dim=[8, 8, 8]),
+    "wav2vec2": transformers_model("wav2vec2"),
 }
 
 NORMS = (torch.nn.BatchNorm2d, torch.nn.BatchNorm3d, torch.nn.LayerNorm, torch.nn.GroupNorm)
