@@ -8,6 +8,7 @@
 
 #include "codegen/contraction_view.h"
 #include "ir/error.h"
+#include "ir/fusion.h"
 
 namespace kiln::codegen {
 
@@ -36,8 +37,8 @@ AttentionShape attention_shape(const KernelBody& body) {
     throw UnsupportedError(a.softmax->describe() +
                            ": attention with a softmax not over the last axis");
   }
-  if (a.softmax->result()->type().shape != s || a.output->operand(0)->type().shape != s ||
-      o.size() != s.size() || !std::equal(s.begin(), s.end() - 1, o.begin())) {
+  if (!attention_rows_agree(s, a.softmax->result()->type().shape,
+                            a.output->operand(0)->type().shape, o)) {
     throw UnsupportedError(
         a.softmax->describe() +
         ": attention whose scores, probabilities and output rows differ in shape");

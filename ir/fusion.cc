@@ -1,6 +1,8 @@
 // Fusion kinds and kernel counting (see ir/fusion.h).
 #include "ir/fusion.h"
 
+#include <algorithm>
+
 namespace kiln {
 namespace {
 
@@ -36,6 +38,13 @@ std::optional<FusionKind> fusion_kind(const Node& node) {
     if (node.op() == fusion_op_name(kind)) return kind;
   }
   return std::nullopt;
+}
+
+bool attention_rows_agree(const Shape& scores, const Shape& softmax, const Shape& probabilities,
+                          const Shape& output) {
+  return !scores.empty() && softmax == scores && probabilities == scores &&
+         output.size() == scores.size() &&
+         std::equal(scores.begin(), scores.end() - 1, output.begin());
 }
 
 bool is_view_op(const Node& node) { return node.op() == "reshape"; }

@@ -29,6 +29,14 @@ std::string fusion_op_name(FusionKind kind);
 // The kind of a fusion node, or nullopt for any other node.
 std::optional<FusionKind> fusion_kind(const Node& node);
 
+// The shapes a fusion.attention holds to: the scores (the first matmul's result), the softmax,
+// the probabilities the second matmul reads and that matmul's result share their rows (batch
+// dims, then queries; keys, or the output's columns, last). A reshape between them (BLOOM's
+// heads flattened into the batch around the softmax) breaks it: the planner then forms no
+// attention fusion, and the attention kernels rely on it.
+bool attention_rows_agree(const Shape& scores, const Shape& softmax, const Shape& probabilities,
+                          const Shape& output);
+
 // Ops that change only how a buffer is indexed, not its bytes (reshape): they cost no kernel.
 bool is_view_op(const Node& node);
 

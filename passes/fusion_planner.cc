@@ -522,15 +522,12 @@ class Planner {
       refuse_attention("the probabilities are not the first operand of one matmul");
       return;
     }
-    // One attention kernel reads the scores, the probabilities and the output rows as one shape
-    // (batch dims, queries, then keys or columns): a reshape between them (BLOOM flattens its
-    // heads into the batch around the softmax) leaves the three to kernels of their own.
+    // A reshape between the scores and the output rows (BLOOM flattens its heads into the batch
+    // around the softmax) leaves the three to kernels of their own.
     const Value* scored = first_anchor->result();
     const Value* output = second_anchor->result();
-    const Shape& s = scored->type().shape;
-    const Shape& o = output->type().shape;
-    if (softmax->result()->type().shape != s || probabilities[0]->type().shape != s ||
-        o.size() != s.size() || !std::equal(s.begin(), s.end() - 1, o.begin())) {
+    if (!attention_rows_agree(scored->type().shape, softmax->result()->type().shape,
+                              probabilities[0]->type().shape, output->type().shape)) {
       refuse_attention(fmt::format(
           "the scores {}, the softmax {}, the probabilities read {} and the output {} differ in "
           "their rows' shape",
