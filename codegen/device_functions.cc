@@ -20,6 +20,15 @@ struct DeviceFunction {
 // Kept in dependency order: an entry only calls entries above it.
 const std::vector<DeviceFunction>& library() {
   static const std::vector<DeviceFunction> functions = {
+      // Early launch (programmatic dependent launch, sm_90+): a kernel may start while the
+      // kernels it depends on still run; this waits until they have finished and their writes
+      // are visible. Without such a dependency (a plain launch, or before sm_90) it returns at
+      // once. Every kernel calls it first (kernel_code).
+      {"kiln_wait_for_prior_grids", R"(__device__ __forceinline__ void kiln_wait_for_prior_grids() {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+})"},
       {"kiln_f16_to_f32", R"(__device__ __forceinline__ float kiln_f16_to_f32(unsigned short bits) {
   float value;
   asm("cvt.f32.f16 %0, %1;" : "=f"(value) : "h"(bits));

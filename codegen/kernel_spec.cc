@@ -35,9 +35,12 @@ std::string kernel_code(const KernelSpec& spec, const std::string& name) {
   const std::string bounds = spec.min_blocks > 0
                                  ? fmt::format("{}, {}", spec.max_threads, spec.min_blocks)
                                  : std::to_string(spec.max_threads);
-  std::string function =
-      fmt::format("extern \"C\" __global__ void __launch_bounds__({}) {}({}) {{\n{}}}\n", bounds,
-                  name, signature, spec.body);
+  // Every kernel first waits for the kernels it depends on (kiln_wait_for_prior_grids): the
+  // session may launch it early, while they finish (kernel_header.h: kEarlyLaunchLine).
+  std::string function = fmt::format(
+      "extern \"C\" __global__ void __launch_bounds__({}) {}({}) {{\n"
+      "  kiln_wait_for_prior_grids();\n{}}}\n",
+      bounds, name, signature, spec.body);
   std::string code = device_functions_for(spec.definitions + function);
   if (!spec.definitions.empty()) code += spec.definitions + "\n";
   return code + function;
@@ -95,6 +98,7 @@ std::string kernel_source(const KernelSpec& spec, const std::string& name,
     }
     text += std::string(kTensorMapsLine) + format_tensor_maps(maps) + "\n";
   }
+  text += std::string(kEarlyLaunchLine) + "\n";
   return text + "\n" + kernel_code(spec, name);
 }
 

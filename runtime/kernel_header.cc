@@ -33,6 +33,10 @@ std::string kernel_tactic(const ProgramKernel& kernel) {
   return std::string(header_value(kernel.source, kTacticLine));
 }
 
+bool kernel_waits_for_prior_grids(const ProgramKernel& kernel) {
+  return header_line(kernel.source, kEarlyLaunchLine).has_value();
+}
+
 // The header line's value as a whole non-negative number, or -1.
 int64_t header_number(const ProgramKernel& kernel, std::string_view prefix) {
   const std::string_view text = header_value(kernel.source, prefix);

@@ -22,9 +22,17 @@ inline constexpr std::string_view kFlopsLine = "// flops per launch: ";
 inline constexpr std::string_view kParametersLine = "// parameters: ";
 inline constexpr std::string_view kWrittenParametersLine = "// written parameters: ";
 inline constexpr std::string_view kTensorMapsLine = "// tensor maps: ";
+// The whole line: the kernel first waits for the kernels it depends on (griddepcontrol.wait on
+// sm_90+), so the session may launch it while they finish (session.h, early launch).
+inline constexpr std::string_view kEarlyLaunchLine =
+    "// early launch: waits for the kernels it depends on (sm_90+)";
 
 // The tactic the kernel's header states, or "" (kernels that state none: loops, reductions).
 std::string kernel_tactic(const ProgramKernel& kernel);
+
+// Whether the header has kEarlyLaunchLine: the kernel's code for sm_90 and newer starts by
+// waiting for the kernels it depends on, so it may be launched before they finish.
+bool kernel_waits_for_prior_grids(const ProgramKernel& kernel);
 
 // The floating-point operations per launch the header states, or 0.
 int64_t kernel_flops(const ProgramKernel& kernel);

@@ -58,17 +58,19 @@ KernelImage choose_kernel_image(const ProgramKernel& kernel, int major, int mino
     if (!arch || arch->major != major || arch->minor > minor) continue;
     const bool exact = arch->minor == minor;
     if (!exact && !arch->suffix.empty()) continue;
-    if (exact) return {binary.cubin.data(), "CUBIN " + binary.arch};
+    if (exact) return {binary.cubin.data(), "CUBIN " + binary.arch, arch->major};
     if (arch->minor > chosen_minor) {
       chosen = &binary;
       chosen_minor = arch->minor;
     }
   }
-  if (chosen) return {chosen->cubin.data(), "CUBIN " + chosen->arch};
+  if (chosen) return {chosen->cubin.data(), "CUBIN " + chosen->arch, major};
   std::string why_not_ptx = "no PTX";
   if (!kernel.ptx.empty()) {
     const std::optional<GpuArch> target = ptx_target(kernel.ptx);
-    if (!target || can_jit_ptx(*target, major, minor)) return {kernel.ptx.c_str(), "PTX"};
+    if (!target || can_jit_ptx(*target, major, minor)) {
+      return {kernel.ptx.c_str(), "PTX", target ? target->major : 0};
+    }
     why_not_ptx = "its PTX is for " + gpu_arch_name(target->major, target->minor) + target->suffix +
                   (target->suffix == "a" ? ", that GPU only" : ", newer than this GPU");
   }

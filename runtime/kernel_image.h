@@ -36,6 +36,9 @@ bool can_jit_ptx(const GpuArch& target, int major, int minor);
 struct KernelImage {
   const void* code = nullptr;  // a CUBIN, or NUL-terminated PTX; owned by the ProgramKernel
   std::string description;     // "CUBIN sm_90" or "PTX"
+  // The compute capability major the code was compiled for (its __CUDA_ARCH__ / 100); 0 for
+  // PTX without a `.target` line.
+  int arch_major = 0;
 };
 
 KernelImage choose_kernel_image(const ProgramKernel& kernel, int major, int minor);

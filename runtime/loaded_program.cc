@@ -45,6 +45,7 @@ void load_kernels(LoadedProgram& loaded) {
                                    kernel.name, image.description, cudaGetErrorString(status)));
     }
     loaded.kernels.push_back(handle);
+    loaded.launches_early.push_back(kernel_waits_for_prior_grids(kernel) && image.arch_major >= 9);
     if (kernel.source.find(kIndexFlagName) != std::string::npos) {
       void* flag = nullptr;
       size_t bytes = 0;

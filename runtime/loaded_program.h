@@ -31,6 +31,10 @@ struct LoadedProgram {
   // read from data (gathers, scatters): set when one was out of range (codegen's
   // kiln_resolve_index).
   std::vector<std::pair<int, unsigned int*>> index_flags;
+  // Per program kernel: whether the code loaded for this device waits for the kernels it
+  // depends on (kernel_waits_for_prior_grids, compiled for sm_90 or newer), so that a graph may
+  // launch it while they finish.
+  std::vector<bool> launches_early;
   StepGraph dependencies;             // with ArenaSharing::kOrdersSteps
   std::shared_ptr<void> weights;      // the device copy of program.weights, maybe shared
 

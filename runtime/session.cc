@@ -117,8 +117,9 @@ struct Session::State {
   // The session's own input and output buffers, for runs on host tensors.
   std::vector<DeviceMemory> own_memory;
   std::optional<Bindings> own_bindings;
-  // SessionOptions::steps_in_order (shared sessions keep it).
+  // SessionOptions::steps_in_order and early_launch (shared sessions keep them).
   bool steps_in_order = false;
+  bool early_launch = true;
   // The steps as a graph of their dependencies, and the pointers it was built with.
   CudaGraphExec graph;
   Bindings graph_bindings;
@@ -272,7 +273,11 @@ CudaGraph Session::State::capture_steps_in_order(const Bindings& bindings,
 
 // One kernel node per step, depending on the nodes of the steps it must follow
 // (LoadedProgram::dependencies): steps with no path between them run at once. With
-// steps_in_order, each on the one before.
+// steps_in_order, each on the one before. With early_launch, the edges into a kernel that waits
+// for its dependencies itself (LoadedProgram::launches_early) are programmatic: it is launched
+// once every block of theirs has finished, before their completion is flushed, and waits for
+// that inside. (From their launch completion instead, so that it would start once every block
+// of theirs had started, made every dev model slower: docs/PERF.md, session 13.)
 CudaGraph Session::State::dependency_graph(const Bindings& bindings) {
   const Program& program = loaded->program;
   cudaGraph_t created = nullptr;
@@ -280,10 +285,13 @@ CudaGraph Session::State::dependency_graph(const Bindings& bindings) {
   CudaGraph built(created);
   std::vector<cudaGraphNode_t> nodes(program.steps.size());
   std::vector<cudaGraphNode_t> predecessors;
+  std::vector<cudaGraphEdgeData> edges;
   StepArguments arguments;
   for (size_t i = 0; i < program.steps.size(); ++i) {
     const ProgramStep& step = program.steps[i];
-    cudaKernelNodeParams kernel{};
+    cudaGraphNodeParams node{};
+    node.type = cudaGraphNodeTypeKernel;
+    cudaKernelNodeParamsV2& kernel = node.kernel;
     kernel.func = reinterpret_cast<void*>(loaded->kernels[step.kernel]);
     kernel.gridDim = grid_of(step);
     kernel.blockDim = block_of(step);
@@ -297,8 +305,14 @@ CudaGraph Session::State::dependency_graph(const Bindings& bindings) {
         predecessors.push_back(nodes[before]);
       }
     }
-    cuda_check(cudaGraphAddKernelNode(&nodes[i], built.get(), predecessors.data(),
-                                      predecessors.size(), &kernel),
+    cudaGraphEdgeData edge{};  // zero: after the predecessor finishes
+    if (early_launch && loaded->launches_early[static_cast<size_t>(step.kernel)]) {
+      edge.from_port = cudaGraphKernelNodePortProgrammatic;
+      edge.type = cudaGraphDependencyTypeProgrammatic;
+    }
+    edges.assign(predecessors.size(), edge);
+    cuda_check(cudaGraphAddNode(&nodes[i], built.get(), predecessors.data(), edges.data(),
+                                predecessors.size(), &node),
                fmt::format("adding step {} (kernel '{}') to the graph", i,
                            program.kernels[step.kernel].name));
   }
@@ -421,6 +435,7 @@ Session Session::load(Program program, const SessionOptions& options) {
   const CurrentDevice current(device);
   auto state = std::make_unique<State>(std::move(loaded), nullptr);
   state->steps_in_order = options.steps_in_order;
+  state->early_launch = options.early_launch;
   return Session(std::move(state));
 }
 
@@ -439,6 +454,7 @@ Session Session::load_variant(Program program, const SessionOptions& options,
   if (!arena) arena = allocate_device_memory(static_cast<size_t>(arena_bytes), "the arena");
   auto state = std::make_unique<State>(std::move(loaded), arena);
   state->steps_in_order = options.steps_in_order;
+  state->early_launch = options.early_launch;
   return Session(std::move(state));
 }
 
@@ -452,6 +468,7 @@ Session Session::share() const {
   }
   auto state = std::make_unique<State>(state_->loaded, nullptr);
   state->steps_in_order = state_->steps_in_order;
+  state->early_launch = state_->early_launch;
   return Session(std::move(state));
 }
 

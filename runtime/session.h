@@ -77,6 +77,13 @@ struct SessionOptions {
   // letting steps with no dependency between them run at once: what concurrency gains, measured
   // (kiln bench --steps-in-order).
   bool steps_in_order = false;
+  // Early launch (programmatic dependent launch, sm_90+): in the CUDA graph a kernel is
+  // launched as soon as every block of the kernels it depends on has finished, while their
+  // completion is still being flushed, and waits for it inside (kiln_wait_for_prior_grids), so
+  // its launch latency hides behind theirs. On by default; off, each kernel is launched after
+  // its dependencies complete (kiln bench --no-early-launch measures the difference). Kernels
+  // compiled without the wait, or for an arch before sm_90, always are.
+  bool early_launch = true;
 };
 
 class Session {

@@ -34,6 +34,7 @@ struct RunOptions {
   std::string output_dir;
   std::string expect_dir;
   Tolerance tolerance;
+  int runs = 1;  // GPU: the runs after the first replay the CUDA graph; the last is reported
 };
 
 std::string preview(const Tensor& tensor) {
@@ -91,6 +92,12 @@ std::vector<std::string> output_names(const Program& program) {
   return names;
 }
 
+// What the first GPU run was and what later ones are, for the timing line.
+std::string runs_note(int runs) {
+  return runs == 1 ? "first run: each checked"
+                   : fmt::format("run {} of {}: a CUDA-graph replay", runs, runs);
+}
+
 // A .kiln file for ranges of shapes: the variant for the inputs' shapes runs.
 int run_dynamic(const RunOptions& options, const std::map<std::string, Tensor>& given) {
   DynamicSession session = DynamicSession::load(options.model);
@@ -99,17 +106,18 @@ int run_dynamic(const RunOptions& options, const std::map<std::string, Tensor>& 
   std::vector<Shape> shapes;
   for (const Tensor& input : inputs) shapes.push_back(input.shape());
   const size_t variant = choose_variant(session.program(), shapes);
+  for (int run = 1; run < options.runs; ++run) session.run(inputs);
   const auto start = std::chrono::steady_clock::now();
   const std::vector<Tensor> outputs = session.run(inputs);
   const double milliseconds =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   const ProgramVariant& chosen = session.program().variants[variant];
   std::cerr << fmt::format(
-      "ran variant {} of {} (compiled for sizes {}{}) on {} in {:.3f} ms (first run: each "
-      "checked)\n",
-      variant, session.program().variants.size(), fmt::join(chosen.sizes, ","),
+      "ran variant {} of {} (compiled for sizes {}{}) on {} in {:.3f} ms ({})\n", variant,
+      session.program().variants.size(), fmt::join(chosen.sizes, ","),
       chosen.input_shapes == shapes ? "" : "; inputs padded, outputs cut back",
-      session.variant_session(variant).device_description(), milliseconds);
+      session.variant_session(variant).device_description(), milliseconds,
+      runs_note(options.runs));
   return report_outputs(output_names(first), outputs, options);
 }
 
@@ -125,12 +133,14 @@ int run_compiled(const RunOptions& options) {
   Session session = Session::load(options.model);
   const Program& program = session.program();
   const std::vector<Tensor> inputs = order_inputs(program_signature(program), given);
+  for (int run = 1; run < options.runs; ++run) session.run(inputs);
   const auto start = std::chrono::steady_clock::now();
   const std::vector<Tensor> outputs = session.run(inputs);
   const double milliseconds =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  std::cerr << fmt::format("ran {} kernel launches on {} in {:.3f} ms (first run: each checked)\n",
-                           program.steps.size(), session.device_description(), milliseconds);
+  std::cerr << fmt::format("ran {} kernel launches on {} in {:.3f} ms ({})\n",
+                           program.steps.size(), session.device_description(), milliseconds,
+                           runs_note(options.runs));
   return report_outputs(output_names(program), outputs, options);
 }
 
@@ -140,6 +150,10 @@ int run_model(const RunOptions& options) {
     throw UnsupportedError(
         "--device gpu runs compiled programs: compile the model first (kiln "
         "compile MODEL -o OUT.kiln), then kiln run OUT.kiln");
+  }
+  if (options.runs != 1) {
+    throw InputError("--runs repeats a compiled program's run on the GPU; '" + options.model +
+                     "' runs once on the CPU reference interpreter");
   }
   if (options.device == "auto") {
     std::cerr << "note: running the model on the CPU reference interpreter (for the GPU, run a "
@@ -187,6 +201,12 @@ void add_run_command(CLI::App& parent, int& exit_code) {
                       "Compare with DIR/NAME.npy; exit 1 on a mismatch");
   command->add_option("--atol", options->tolerance.atol, "Absolute tolerance (default 1e-4)");
   command->add_option("--rtol", options->tolerance.rtol, "Relative tolerance (default 1e-3)");
+  command
+      ->add_option("--runs", options->runs,
+                   "GPU: run N times and write and check the last run's outputs; the first run "
+                   "launches its kernels one by one, each checked, later ones replay the CUDA "
+                   "graph (concurrent branches, early launch) (default 1)")
+      ->check(CLI::PositiveNumber);
   command->callback([options, &exit_code] { exit_code = run_model(*options); });
 }
 

@@ -9,6 +9,7 @@
 #include "codegen/lower.h"
 #include "ir/error.h"
 #include "ir/parser.h"
+#include "runtime/kernel_header.h"
 #include "runtime/step_dependencies.h"
 
 namespace kiln::codegen {
@@ -127,6 +128,25 @@ graph @g(%x: f32[16]) -> (f32[16]) {
   const StepGraph graph = step_dependencies(program, ArenaSharing::kIgnored);
   EXPECT_EQ(graph.predecessors, (std::vector<std::vector<int>>{{}, {}, {0, 1}}));
   EXPECT_EQ(widest_level(graph), 2);
+}
+
+// Every kernel waits for the kernels it depends on before anything else, and says so, so the
+// session may launch it early (runtime/session.h, early_launch).
+TEST(CodegenLower, KernelsWaitForPriorGridsFirstSoTheyMayLaunchEarly) {
+  const Program program = lower_text(R"(
+graph @g(%x: f32[16]) -> (f32[16]) {
+  %0 = tanh(%x) : f32[16] loc("Tanh")
+  return %0
+})");
+  ASSERT_EQ(program.kernels.size(), 1u);
+  const ProgramKernel& kernel = program.kernels[0];
+  EXPECT_TRUE(kernel_waits_for_prior_grids(kernel)) << kernel.source;
+  EXPECT_NE(kernel.source.find(") {\n  kiln_wait_for_prior_grids();\n"), std::string::npos)
+      << kernel.source;
+  EXPECT_NE(kernel.source.find("griddepcontrol.wait;"), std::string::npos) << kernel.source;
+  ProgramKernel older = kernel;  // a .kiln written before early launch
+  older.source = "// kiln kernel k: tanh (tanh)\n// parameters: 2\n\nextern \"C\" ...\n";
+  EXPECT_FALSE(kernel_waits_for_prior_grids(older));
 }
 
 TEST(CodegenLower, OutputsThatAreNotKernelResultsAreCopied) {

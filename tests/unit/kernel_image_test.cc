@@ -117,5 +117,16 @@ TEST(KernelImageTest, PtxForANewerArchIsNoFallback) {
   EXPECT_EQ(refusal(kernel_with({"sm_80"}, ".target sm_80\n"), 9, 0), "");
 }
 
+// The arch the chosen code was compiled for decides whether it has the early-launch wait
+// (kiln_wait_for_prior_grids is compiled out before sm_90): a PTX for sm_80 JIT-compiled on an
+// H100 has none.
+TEST(KernelImageTest, StatesTheMajorArchOfTheChosenCode) {
+  const ProgramKernel kernel = kernel_with({"sm_80", "sm_90a"}, ".target sm_80\n");
+  EXPECT_EQ(choose_kernel_image(kernel, 9, 0).arch_major, 9);
+  EXPECT_EQ(choose_kernel_image(kernel, 8, 6).arch_major, 8);
+  EXPECT_EQ(choose_kernel_image(kernel_with({"sm_80"}, ".target sm_80\n"), 9, 0).arch_major, 8);
+  EXPECT_EQ(choose_kernel_image(kernel_with({"sm_80"}, "// no target"), 9, 0).arch_major, 0);
+}
+
 }  // namespace
 }  // namespace kiln
