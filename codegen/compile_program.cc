@@ -1,11 +1,13 @@
-// compile_program: jobs of (kernel, arch), run by a pool of threads that each take the next
-// job; results land in the job's own slot, so the Program is filled in a fixed order.
+// compile_programs: jobs of (kernel, arch), one per distinct kernel source of all the programs,
+// run by a pool of threads that each take the next job; results land in the job's own slot, and
+// a program is filled, in a fixed order, once its last job is done.
 #include "codegen/compile_program.h"
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <exception>
+#include <map>
 #include <mutex>
 #include <regex>
 #include <thread>
@@ -91,38 +93,100 @@ void check_archs(const std::vector<std::string>& archs) {
   }
 }
 
-CompileStats compile_program(Program& program, const CodegenOptions& options) {
+// One kernel's compilation for one arch: the first kernel in program order with that source,
+// shared by every program that has the same source (the tuning rounds share most kernels).
+struct SharedJob {
+  size_t program;
+  Job job;
+};
+
+std::vector<std::exception_ptr> compile_programs(
+    const std::vector<Program*>& programs, const CodegenOptions& options, CompileStats& stats,
+    const std::function<void(size_t, std::exception_ptr)>& on_compiled) {
   const auto start = std::chrono::steady_clock::now();
   check_archs(options.archs);
   const Nvrtc& nvrtc = Nvrtc::instance();
-  CompileStats stats;
+  stats = {};
   stats.cache_directory = kernel_cache_directory(options.cache_dir);
   const KernelCache cache(stats.cache_directory);
   const std::string& ptx_arch = newest_arch(options.archs);  // PTX for the newest
 
-  std::vector<Job> jobs;
-  for (size_t k = 0; k < program.kernels.size(); ++k) {
-    for (size_t a = 0; a < options.archs.size(); ++a) {
-      jobs.push_back({k, a, options.archs[a] == ptx_arch});
+  // Jobs in program order, one per distinct (source, arch); each program's jobs by kernel.
+  std::vector<SharedJob> jobs;
+  std::map<std::pair<std::string_view, size_t>, size_t> job_of;
+  std::vector<std::vector<size_t>> jobs_of_program(programs.size());
+  std::vector<std::vector<size_t>> programs_of_job;
+  for (size_t p = 0; p < programs.size(); ++p) {
+    const Program& program = *programs[p];
+    for (size_t k = 0; k < program.kernels.size(); ++k) {
+      for (size_t a = 0; a < options.archs.size(); ++a) {
+        const auto [at, added] = job_of.emplace(std::pair(std::string_view(program.kernels[k].source), a),
+                                                jobs.size());
+        if (added) {
+          jobs.push_back({p, {k, a, options.archs[a] == ptx_arch}});
+          programs_of_job.emplace_back();
+        }
+        jobs_of_program[p].push_back(at->second);
+        std::vector<size_t>& sharing = programs_of_job[at->second];
+        if (sharing.empty() || sharing.back() != p) sharing.push_back(p);
+      }
     }
   }
+  std::vector<size_t> jobs_left(programs.size());
+  for (size_t p = 0; p < programs.size(); ++p) {
+    std::vector<size_t> distinct = jobs_of_program[p];
+    std::sort(distinct.begin(), distinct.end());
+    jobs_left[p] = static_cast<size_t>(std::unique(distinct.begin(), distinct.end()) - distinct.begin());
+  }
   std::vector<JobResult> results(jobs.size());
+  std::vector<std::exception_ptr> errors(programs.size());
+
+  // Fills program p's binaries from its finished jobs, or records its first job's error.
+  const auto finish_program = [&](size_t p) {
+    Program& program = *programs[p];
+    program.archs = options.archs;
+    size_t next_job = 0;
+    for (ProgramKernel& kernel : program.kernels) {
+      kernel.binaries.clear();
+      kernel.ptx.clear();
+      for (size_t a = 0; a < options.archs.size(); ++a) {
+        const size_t j = jobs_of_program[p][next_job++];
+        if (results[j].error) {
+          if (!errors[p]) errors[p] = results[j].error;
+          continue;
+        }
+        kernel.binaries.push_back({options.archs[a], results[j].output.cubin});
+        if (jobs[j].job.with_ptx) kernel.ptx = results[j].output.ptx;
+      }
+    }
+    if (on_compiled) on_compiled(p, errors[p]);
+  };
+
   std::atomic<size_t> next{0};
-  std::mutex progress_mutex;
+  std::mutex mutex;  // progress, jobs_left
   size_t done = 0;
   const auto work = [&] {
     for (size_t j = next++; j < jobs.size(); j = next++) {
+      const SharedJob& shared = jobs[j];
       try {
-        results[j] = run_job(jobs[j], program, options.archs, cache, nvrtc);
+        results[j] = run_job(shared.job, *programs[shared.program], options.archs, cache, nvrtc);
       } catch (...) {
         results[j].error = std::current_exception();
       }
-      if (options.on_progress) {
-        const std::lock_guard<std::mutex> lock(progress_mutex);
-        options.on_progress(++done, jobs.size());
+      std::vector<size_t> finished;
+      {
+        const std::lock_guard<std::mutex> lock(mutex);
+        if (options.on_progress) options.on_progress(++done, jobs.size());
+        for (const size_t p : programs_of_job[j]) {
+          if (--jobs_left[p] == 0) finished.push_back(p);
+        }
       }
+      for (const size_t p : finished) finish_program(p);
     }
   };
+  for (size_t p = 0; p < programs.size(); ++p) {
+    if (jobs_left[p] == 0) finish_program(p);  // no kernels
+  }
   const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
   const size_t thread_count = std::min<size_t>(
       jobs.size(), options.threads > 0 ? static_cast<size_t>(options.threads) : hardware);
@@ -131,21 +195,20 @@ CompileStats compile_program(Program& program, const CodegenOptions& options) {
   work();
   for (std::thread& thread : threads) thread.join();
 
-  program.archs = options.archs;
-  for (ProgramKernel& kernel : program.kernels) {
-    kernel.binaries.clear();
-    kernel.ptx.clear();
-  }
-  for (size_t j = 0; j < jobs.size(); ++j) {
-    if (results[j].error) std::rethrow_exception(results[j].error);
-    ProgramKernel& kernel = program.kernels[jobs[j].kernel];
-    kernel.binaries.push_back({options.archs[jobs[j].arch], std::move(results[j].output.cubin)});
-    if (jobs[j].with_ptx) kernel.ptx = std::move(results[j].output.ptx);
-    ++(results[j].from_cache ? stats.cache_hits : stats.compilations);
-    stats.cache_store_failures += results[j].cache_store_failures;
-    if (stats.cache_store_error.empty()) stats.cache_store_error = results[j].cache_store_error;
+  for (const JobResult& result : results) {
+    if (result.error) continue;
+    ++(result.from_cache ? stats.cache_hits : stats.compilations);
+    stats.cache_store_failures += result.cache_store_failures;
+    if (stats.cache_store_error.empty()) stats.cache_store_error = result.cache_store_error;
   }
   stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return errors;
+}
+
+CompileStats compile_program(Program& program, const CodegenOptions& options) {
+  CompileStats stats;
+  const std::vector<std::exception_ptr> errors = compile_programs({&program}, options, stats, {});
+  if (errors[0]) std::rethrow_exception(errors[0]);
   return stats;
 }
 

@@ -101,28 +101,40 @@ Program lower_round(const Graph& graph, codegen::CodegenOptions codegen, Sites& 
   return codegen::lower_graph(graph, codegen, &lowering);
 }
 
-// A round's program, lowered and compiled, or what its compilation threw.
-struct PreparedRound {
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// A round's program and what lowering it reported.
+struct Round {
   Program program;
   codegen::LoweringReport lowering;
-  std::exception_ptr compile_error;
 };
 
-void compile_round(PreparedRound& prepared, const AutotuneHooks& hooks) {
-  try {
-    hooks.compile(prepared.program);
-  } catch (const std::exception&) {
-    prepared.compile_error = std::current_exception();
+// Each round's compilation result, set once from the compiling thread (null: compiled), waited
+// for by the measuring one.
+class CompiledRounds {
+ public:
+  explicit CompiledRounds(size_t rounds) : promises_(rounds), set_(rounds, false) {
+    for (auto& promise : promises_) futures_.push_back(promise.get_future());
   }
-}
+  void set(size_t round, std::exception_ptr error) {
+    const std::lock_guard lock(mutex_);
+    if (set_[round]) return;
+    set_[round] = true;
+    promises_[round].set_value(error);
+  }
+  void set_unset(std::exception_ptr error) {
+    for (size_t round = 0; round < promises_.size(); ++round) set(round, error);
+  }
+  std::exception_ptr wait(size_t round) { return futures_[round].get(); }
 
-PreparedRound prepare_round(const Graph& graph, const codegen::CodegenOptions& codegen,
-                            Sites& sites, int round, const AutotuneHooks& hooks) {
-  PreparedRound prepared;
-  prepared.program = lower_round(graph, codegen, sites, round, prepared.lowering);
-  compile_round(prepared, hooks);
-  return prepared;
-}
+ private:
+  std::mutex mutex_;
+  std::vector<std::promise<std::exception_ptr>> promises_;
+  std::vector<std::future<std::exception_ptr>> futures_;
+  std::vector<bool> set_;
+};
 
 std::string message_of(const std::exception_ptr& error) {
   try {
@@ -162,72 +174,80 @@ std::string changed_sites(const std::deque<KeyState>& states, int round) {
   return text;
 }
 
-}  // namespace
+// Lowers rounds 1.. (round 0 is lowered), compiles all on another thread and measures each as
+// it is compiled, filling the sites' times and the report. Returns the heuristic program
+// (round 0's) when round 0 cannot be timed on the GPU, the report then saying why; else nullopt.
+std::optional<Program> measure_rounds(const Graph& fused_graph,
+                                      const codegen::CodegenOptions& codegen,
+                                      const AutotuneHooks& hooks, Sites& sites,
+                                      std::vector<Round>& rounds, AutotuneReport& report) {
+  const int round_count = static_cast<int>(rounds.size());
+  const auto lowering_start = std::chrono::steady_clock::now();
+  for (int round = 1; round < round_count; ++round) {
+    Round& lowered = rounds[static_cast<size_t>(round)];
+    lowered.program = lower_round(fused_graph, codegen, sites, round, lowered.lowering);
+  }
+  report.lower_seconds = seconds_since(lowering_start);
 
-Program lower_autotuned(const Graph& fused_graph, codegen::CodegenOptions codegen,
-                        const AutotuneHooks& hooks, AutotuneReport& report) {
-  const auto start = std::chrono::steady_clock::now();
-  report = {};
-  report.measured = true;
-  const codegen::KernelCache cache(hooks.cache_directory);
-  Sites sites(cache, hooks.cache_identity);
+  // Every round's kernels compile on one pool of threads (a kernel the rounds share once, round
+  // 0's first), on another thread; each round is measured as soon as it is compiled, one at a
+  // time, while the later ones compile.
+  CompiledRounds compiled(rounds.size());
+  std::vector<Program*> programs;
+  for (Round& round : rounds) programs.push_back(&round.program);
+  double compile_seconds = 0;
+  std::future<void> compiling = std::async(std::launch::async, [&] {
+    const auto compile_start = std::chrono::steady_clock::now();
+    try {
+      hooks.compile(programs, [&](size_t round, std::exception_ptr error) {
+        compiled.set(round, error);
+      });
+    } catch (...) {
+      compiled.set_unset(std::current_exception());
+    }
+    compiled.set_unset(nullptr);  // rounds the hook did not report: left to measurement
+    compile_seconds = seconds_since(compile_start);
+  });
+  // Returns with the compiling thread joined (it reads `rounds`).
+  const auto finish_compiling = [&] {
+    compiling.wait();
+    report.compile_seconds = compile_seconds;
+  };
 
-  // Round 0 (the heuristic's tactics where the cache has none) also finds the sites. While the
-  // GPU runs round r, another thread lowers and compiles round r + 1 (NVRTC and the memory plan
-  // are host work), so that the rounds overlap; one is measured at a time.
-  int rounds = 0;
   std::vector<Tensor> reference;
-  PreparedRound next;
-  next.program = lower_round(fused_graph, codegen, sites, 0, next.lowering);
-  for (const codegen::TacticUse& use : next.lowering.tactics) {
-    KeyState& state = sites.state_of(use.site);
-    ++state.site.nodes;
-    if (!state.site.from_cache) {
-      rounds = std::max(rounds, static_cast<int>(state.site.tactics.size()));
-    }
-  }
-  if (rounds > 0) {  // else every site cached, or none: nothing to measure
-    compile_round(next, hooks);
-    // The heuristic program itself: not a tactic's fault.
-    if (next.compile_error) std::rethrow_exception(next.compile_error);
-  }
-  for (int round = 0; round < rounds; ++round) {
-    PreparedRound current = std::move(next);
-    std::future<PreparedRound> following;
-    if (round + 1 < rounds) {
-      following = std::async(std::launch::async, prepare_round, std::cref(fused_graph),
-                             std::cref(codegen), std::ref(sites), round + 1, std::cref(hooks));
-    }
-    // The next round, once this one is done with the GPU (the future's get rethrows what its
-    // lowering threw). Until then this thread only measures: `sites` is the other's.
-    const auto take_following = [&] {
-      if (following.valid()) next = following.get();
-    };
-    if (current.compile_error) {
-      take_following();
+  for (int round = 0; round < round_count; ++round) {
+    const auto waiting = std::chrono::steady_clock::now();
+    const std::exception_ptr compile_error = compiled.wait(static_cast<size_t>(round));
+    report.wait_seconds += seconds_since(waiting);
+    if (compile_error) {
+      if (round == 0) {  // the heuristic program itself: not a tactic's fault
+        finish_compiling();
+        std::rethrow_exception(compile_error);
+      }
       report.warnings.push_back(fmt::format("tactic {} of {} left out: it failed to compile: {}",
                                             round + 1, changed_sites(sites.all(), round),
-                                            message_of(current.compile_error)));
+                                            message_of(compile_error)));
       continue;
     }
-    const Program& program = current.program;
-    const codegen::LoweringReport& lowering = current.lowering;
+    const Program& program = rounds[static_cast<size_t>(round)].program;
+    const codegen::LoweringReport& lowering = rounds[static_cast<size_t>(round)].lowering;
     ProgramTimes times;
+    const auto measuring = std::chrono::steady_clock::now();
     try {
       times = hooks.measure(program);
+      report.measure_seconds += seconds_since(measuring);
     } catch (const std::exception& error) {
-      take_following();
       if (round == 0) {  // the GPU cannot run it now (busy, out of memory): no measurement
+        finish_compiling();
         report = {};
         report.note = std::string("chosen by heuristics: the program could not be timed on "
                                   "the GPU (") + error.what() + ")";
-        return std::move(current.program);
+        return std::move(rounds[0].program);
       }
       report.warnings.push_back(fmt::format("tactic {} of {} left out: it failed: {}", round + 1,
                                             changed_sites(sites.all(), round), error.what()));
       continue;
     }
-    take_following();
     ++report.rounds;
     if (round == 0) {
       reference = std::move(times.outputs);
@@ -248,6 +268,38 @@ Program lower_autotuned(const Graph& fused_graph, codegen::CodegenOptions codege
     }
     for (const auto& [state, ms] : round_ms) state->site.ms[static_cast<size_t>(round)] = ms;
   }
+  finish_compiling();
+  return std::nullopt;
+}
+
+}  // namespace
+
+Program lower_autotuned(const Graph& fused_graph, codegen::CodegenOptions codegen,
+                        const AutotuneHooks& hooks, AutotuneReport& report) {
+  const auto start = std::chrono::steady_clock::now();
+  report = {};
+  report.measured = true;
+  const codegen::KernelCache cache(hooks.cache_directory);
+  Sites sites(cache, hooks.cache_identity);
+
+  // Round 0 (the heuristic's tactics where the cache has none) also finds the sites.
+  std::vector<Round> rounds(1);
+  rounds[0].program = lower_round(fused_graph, codegen, sites, 0, rounds[0].lowering);
+  int round_count = 0;
+  for (const codegen::TacticUse& use : rounds[0].lowering.tactics) {
+    KeyState& state = sites.state_of(use.site);
+    ++state.site.nodes;
+    if (!state.site.from_cache) {
+      round_count = std::max(round_count, static_cast<int>(state.site.tactics.size()));
+    }
+  }
+  if (round_count > 0) {  // else every site cached, or none: nothing to measure
+    rounds.resize(static_cast<size_t>(round_count));
+    if (std::optional<Program> heuristic =
+            measure_rounds(fused_graph, codegen, hooks, sites, rounds, report)) {
+      return std::move(*heuristic);
+    }
+  }
 
   for (KeyState& state : sites.all()) {
     TunedSite& site = state.site;
@@ -265,8 +317,7 @@ Program lower_autotuned(const Graph& fused_graph, codegen::CodegenOptions codege
   }
   codegen::LoweringReport lowering;
   Program program = lower_round(fused_graph, codegen, sites, -1, lowering);
-  report.seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  report.seconds = seconds_since(start);
   return program;
 }
 

@@ -14,8 +14,9 @@
 //      error over kMaxRelativeError) or that fails is left out, with a warning naming it, and so
 //      are its tactics. When round 0 itself cannot run on the GPU (busy, out of memory), nothing
 //      is measured: the heuristics (and the cache) choose, and the report's note says why.
-//      While the GPU runs round r, another thread lowers and compiles round r + 1 (host work:
-//      NVRTC, the memory plan), so that compiling and measuring overlap.
+//      All rounds are lowered first; then their kernels compile on one pool of threads on
+//      another thread (a kernel several rounds share compiles once), round by round, and each
+//      round is measured as soon as it is compiled, while the later ones compile.
 //   3. Each key takes its fastest measured tactic, stored in the cache; the final program is
 //      lowered with those.
 //
@@ -23,6 +24,7 @@
 // native (kiln/compiler.h); elsewhere the heuristic chooses and the report says why.
 #pragma once
 
+#include <exception>
 #include <functional>
 #include <string>
 #include <vector>
@@ -55,6 +57,13 @@ struct AutotuneReport {
   int rounds = 0;      // programs measured
   int from_cache = 0;  // sites the cache chose for
   double seconds = 0;
+  // Where the seconds went: lowering the rounds after the first, compiling them all (NVRTC and
+  // the memory plan, wall time on the compiling thread, overlapping the measurements), measuring
+  // them on the GPU, and the measuring thread waiting for a round's compilation.
+  double lower_seconds = 0;
+  double compile_seconds = 0;
+  double measure_seconds = 0;
+  double wait_seconds = 0;
   std::vector<std::string> warnings;  // rounds left out and why
 };
 
@@ -64,10 +73,15 @@ struct ProgramTimes {
   std::vector<Tensor> outputs;  // on the tuning inputs
 };
 
+// Called by AutotuneHooks::compile as a round is compiled: its index, and null or what its
+// compilation threw.
+using RoundCompiled = std::function<void(size_t round, std::exception_ptr error)>;
+
 struct AutotuneHooks {
-  // NVRTC and the memory plan: makes a lowered program runnable. Called on another thread than
-  // measure, while measure runs (one call of each at a time).
-  std::function<void(Program&)> compile;
+  // NVRTC and the memory plan for every round's program at once: makes each runnable, and calls
+  // `compiled` as each is (rounds in order where it can; from any thread). Called on another
+  // thread than measure, while measure runs. What it throws fails the rounds it did not report.
+  std::function<void(const std::vector<Program*>& rounds, const RoundCompiled& compiled)> compile;
   // Runs a compiled program on the tuning inputs and times its steps.
   std::function<ProgramTimes(const Program&)> measure;
   // The tactic cache's directory ("": none) and what its entries depend on besides the site

@@ -165,9 +165,18 @@ Program lower(const Graph& fused_graph, const codegen::CodegenOptions& codegen,
   codegen::CodegenOptions quiet = codegen;
   quiet.on_progress = nullptr;
   AutotuneHooks hooks;
-  hooks.compile = [&quiet](Program& program) {
-    codegen::compile_program(program, quiet);
-    plan_memory(program);
+  hooks.compile = [&quiet](const std::vector<Program*>& rounds, const RoundCompiled& compiled) {
+    codegen::CompileStats stats;
+    codegen::compile_programs(rounds, quiet, stats, [&](size_t round, std::exception_ptr error) {
+      if (!error) {
+        try {
+          plan_memory(*rounds[round]);
+        } catch (...) {
+          error = std::current_exception();
+        }
+      }
+      compiled(round, error);
+    });
   };
   hooks.measure = time_on_gpu;
   hooks.cache_directory = codegen::kernel_cache_directory(codegen.cache_dir);

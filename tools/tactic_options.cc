@@ -42,8 +42,11 @@ std::string tactic_summary(const AutotuneReport& report) {
     const size_t measured = report.sites.size() - static_cast<size_t>(report.from_cache);
     text = fmt::format("tactics: {} nodes of {} problems", nodes, report.sites.size());
     if (measured > 0) {
-      text += fmt::format(", {} measured in {} rounds ({:.2f} s)", measured, report.rounds,
-                          report.seconds);
+      text += fmt::format(
+          ", {} measured in {} rounds ({:.2f} s: lowering {:.2f} s, compiling {:.2f} s, measuring "
+          "{:.2f} s, waiting for compilation {:.2f} s)",
+          measured, report.rounds, report.seconds, report.lower_seconds, report.compile_seconds,
+          report.measure_seconds, report.wait_seconds);
     }
     if (report.from_cache > 0) text += fmt::format(", {} from the tactic cache", report.from_cache);
   }

@@ -49,7 +49,9 @@ ProgramTimes stand_in_measure(const Program& program) {
 
 AutotuneHooks stand_in_hooks(const std::string& cache) {
   AutotuneHooks hooks;
-  hooks.compile = [](Program&) {};
+  hooks.compile = [](const std::vector<Program*>& rounds, const RoundCompiled& compiled) {
+    for (size_t round = 0; round < rounds.size(); ++round) compiled(round, nullptr);
+  };
   hooks.measure = stand_in_measure;
   hooks.cache_directory = cache;
   hooks.cache_identity = "stand-in GPU";
@@ -135,42 +137,58 @@ TEST(Autotune, AProgramTheGpuCannotRunKeepsTheHeuristicsAndSaysWhy) {
   EXPECT_EQ(program.steps[2].grid[0], 12u);  // and 128 × 256
 }
 
-// While round r is measured, round r + 1 is lowered and compiled on another thread: each
-// measurement (but the last) waits until the next round's compilation has finished, which it
-// could not if the rounds ran one after another (it would time out). A round that fails to
+// Every round is handed to one compile call, on another thread than the measurements, and
+// each round is measured as soon as it is reported compiled: the stand-in compiler reports
+// round r + 1 only once round r has been measured (or left out), which a tuner that waited for
+// every round's compilation would never let happen (it would time out). A round that fails to
 // compile is left out with a warning naming its tactics, and the others are still measured.
-TEST(Autotune, CompilesTheNextRoundWhileThisOneIsMeasured) {
+TEST(Autotune, MeasuresEachRoundAsSoonAsItIsCompiled) {
   const std::string cache = testing_support::fresh_temp_path("tactics_overlap", true).string();
   AutotuneHooks hooks = stand_in_hooks(cache);
   std::mutex mutex;
-  std::condition_variable compiled_more;
-  int compiled = 0;
-  hooks.compile = [&](Program&) {
-    const std::lock_guard lock(mutex);
-    ++compiled;
-    compiled_more.notify_all();
-    if (compiled == 3) throw std::runtime_error("NVRTC refused it");  // round 2 of 0..8
-  };
-  int measured = 0;
-  int overlapped = 0;
-  hooks.measure = [&](const Program& program) {
-    std::unique_lock lock(mutex);
-    const int round = measured < 2 ? measured : measured + 1;  // round 2 is never measured
-    ++measured;
-    if (compiled_more.wait_for(lock, std::chrono::seconds(10),
-                               [&] { return compiled >= std::min(round + 2, 9); })) {
-      ++overlapped;
+  std::condition_variable measured_more;
+  int compile_calls = 0;
+  int reported = 0;  // rounds reported compiled
+  int measured = 0;  // rounds measured or left out
+  int in_time = 0;   // rounds measured before the compiler gave up waiting
+  hooks.compile = [&](const std::vector<Program*>& rounds, const RoundCompiled& compiled) {
+    ++compile_calls;
+    for (size_t round = 0; round < rounds.size(); ++round) {
+      {
+        const std::lock_guard lock(mutex);
+        ++reported;
+      }
+      compiled(round, round == 2 ? std::make_exception_ptr(std::runtime_error("NVRTC refused it"))
+                                 : nullptr);
+      std::unique_lock lock(mutex);
+      if (round == 2) {
+        ++measured;  // left out, never measured
+        continue;
+      }
+      if (measured_more.wait_for(lock, std::chrono::seconds(10),
+                                 [&] { return measured > static_cast<int>(round); })) {
+        ++in_time;
+      }
     }
-    lock.unlock();
+  };
+  int measured_calls = 0;
+  hooks.measure = [&](const Program& program) {
+    const std::lock_guard lock(mutex);
+    EXPECT_EQ(reported, measured + 1) << "a round measured before it was reported compiled, or "
+                                         "after a later one was";
+    ++measured;
+    ++measured_calls;
+    measured_more.notify_all();
     return stand_in_measure(program);
   };
   const std::unique_ptr<Graph> graph = parse_graph(kGraph);
   AutotuneReport report;
   lower_autotuned(*graph, codegen::CodegenOptions::for_target(target_for_arch("sm_90a")), hooks,
                   report);
-  EXPECT_EQ(compiled, 9);  // rounds 0..8
-  EXPECT_EQ(measured, 8);  // all but round 2
-  EXPECT_EQ(overlapped, 8);
+  EXPECT_EQ(compile_calls, 1);
+  EXPECT_EQ(reported, 9);        // rounds 0..8
+  EXPECT_EQ(measured_calls, 8);  // all but round 2
+  EXPECT_EQ(in_time, 8);
   bool warned = false;
   for (const std::string& warning : report.warnings) {
     warned |= warning.find("tactic 3 of first (") != std::string::npos &&

@@ -1,8 +1,9 @@
-// Tests of the NVRTC wrapper (codegen/nvrtc_compiler.h) and of compile_program: compiling to
+// Tests of the NVRTC wrapper (codegen/nvrtc_compiler.h) and of compile_program(s): compiling to
 // CUBIN and PTX, the error of a kernel that does not compile (its name and NVRTC's log), and
 // the arch checks. NVRTC needs no GPU; these tests need the CUDA toolkit's libnvrtc.
 #include <gtest/gtest.h>
 
+#include <mutex>
 #include <regex>
 
 #include "codegen/compile_program.h"
@@ -76,6 +77,50 @@ TEST(CodegenNvrtc, CompileProgramFillsEveryKernelForEveryArch) {
   EXPECT_EQ(program.kernels[0].binaries[1].arch, "sm_80");
   // PTX for the newest target, whatever the order they are given in.
   EXPECT_NE(program.kernels[0].ptx.find(".target sm_90"), std::string::npos);
+}
+
+// The autotuner's rounds: several programs on one pool, a kernel they share compiled once, each
+// program reported once with its own error; a program whose kernel fails does not fail the
+// others.
+TEST(CodegenNvrtc, CompileProgramsSharesKernelsAndReportsEachProgram) {
+  const std::string twice = R"(
+extern "C" __global__ void twice(float* out) { out[threadIdx.x] *= 2.0f; }
+)";
+  const std::string broken = R"(
+extern "C" __global__ void broken(float* out) { out[0] = undefined_value; }
+)";
+  Program first, second, third;
+  first.kernels.push_back({.name = "scale", .source = kScaleKernel});
+  second.kernels.push_back({.name = "scale", .source = kScaleKernel});
+  second.kernels.push_back({.name = "twice", .source = twice});
+  third.kernels.push_back({.name = "broken", .source = broken});
+  third.kernels.push_back({.name = "twice", .source = twice});
+  CodegenOptions options;
+  options.archs = {"sm_90"};
+  options.cache_dir = "";  // no cache: every distinct kernel compiles
+  CompileStats stats;
+  std::vector<int> reports(3, 0);
+  std::mutex mutex;
+  const std::vector<std::exception_ptr> errors = compile_programs(
+      {&first, &second, &third}, options, stats, [&](size_t program, std::exception_ptr) {
+        const std::lock_guard lock(mutex);
+        ++reports[program];
+      });
+  EXPECT_EQ(reports, (std::vector<int>{1, 1, 1}));
+  EXPECT_EQ(stats.compilations, 2);  // scale and twice once each; broken failed
+  EXPECT_FALSE(errors[0]);
+  EXPECT_FALSE(errors[1]);
+  ASSERT_TRUE(errors[2]);
+  try {
+    std::rethrow_exception(errors[2]);
+  } catch (const InternalError& error) {
+    EXPECT_NE(std::string(error.what()).find("failed to compile kernel broken"), std::string::npos)
+        << error.what();
+  }
+  ASSERT_EQ(second.kernels[1].binaries.size(), 1u);
+  EXPECT_EQ(second.kernels[1].binaries[0].cubin, third.kernels[1].binaries[0].cubin);
+  EXPECT_EQ(first.kernels[0].binaries[0].cubin, second.kernels[0].binaries[0].cubin);
+  EXPECT_EQ(second.archs, (std::vector<std::string>{"sm_90"}));
 }
 
 // On a machine with a GPU: its target; without one: the error kiln compile --arch native shows.
