@@ -206,7 +206,7 @@ void add_run_command(CLI::App& parent, int& exit_code) {
                    "GPU: run N times and write and check the last run's outputs; the first run "
                    "launches its kernels one by one, each checked, later ones replay the CUDA "
                    "graph (concurrent branches, early launch) (default 1)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1, 1000000));
   command->callback([options, &exit_code] { exit_code = run_model(*options); });
 }
 
