@@ -120,8 +120,8 @@ std::vector<std::exception_ptr> compile_programs(
     const Program& program = *programs[p];
     for (size_t k = 0; k < program.kernels.size(); ++k) {
       for (size_t a = 0; a < options.archs.size(); ++a) {
-        const auto [at, added] = job_of.emplace(std::pair(std::string_view(program.kernels[k].source), a),
-                                                jobs.size());
+        const auto [at, added] =
+            job_of.emplace(std::pair(std::string_view(program.kernels[k].source), a), jobs.size());
         if (added) {
           jobs.push_back({p, {k, a, options.archs[a] == ptx_arch}});
           programs_of_job.emplace_back();
@@ -136,7 +136,8 @@ std::vector<std::exception_ptr> compile_programs(
   for (size_t p = 0; p < programs.size(); ++p) {
     std::vector<size_t> distinct = jobs_of_program[p];
     std::sort(distinct.begin(), distinct.end());
-    jobs_left[p] = static_cast<size_t>(std::unique(distinct.begin(), distinct.end()) - distinct.begin());
+    jobs_left[p] =
+        static_cast<size_t>(std::unique(distinct.begin(), distinct.end()) - distinct.begin());
   }
   std::vector<JobResult> results(jobs.size());
   std::vector<std::exception_ptr> errors(programs.size());

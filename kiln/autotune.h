@@ -82,8 +82,8 @@ struct AutotuneHooks {
   // `compiled` as each is (rounds in order where it can; from any thread). Called on another
   // thread than measure, while measure runs. What it throws fails the rounds it did not report.
   std::function<void(const std::vector<Program*>& rounds, const RoundCompiled& compiled)> compile;
-  // Runs a compiled program on the tuning inputs and times its steps.
-  std::function<ProgramTimes(const Program&)> measure;
+  // Runs a compiled program (a copy it may keep) on the tuning inputs and times its steps.
+  std::function<ProgramTimes(Program)> measure;
   // The tactic cache's directory ("": none) and what its entries depend on besides the site
   // (GPU, driver, NVRTC version).
   std::string cache_directory;

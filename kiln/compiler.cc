@@ -101,10 +101,11 @@ constexpr int kTuningIterations = 20;
 constexpr int kTuningWarmup = 3;
 
 // A candidate program run once on the tuning inputs, then its steps timed.
-ProgramTimes time_on_gpu(const Program& program) {
-  Session session = Session::load(Program(program));
+ProgramTimes time_on_gpu(Program program) {
+  const std::vector<Tensor> inputs = tuning_inputs(program);
+  Session session = Session::load(std::move(program));
   ProgramTimes times;
-  times.outputs = session.run(tuning_inputs(program));
+  times.outputs = session.run(inputs);
   times.step_ms = session.profile_steps(kTuningIterations, kTuningWarmup);
   return times;
 }

@@ -5,8 +5,9 @@
 // not match is a MISMATCH row and exit status 1), then times it: CUDA-event timings
 // of CUDA-graph replays after a warm-up, reported as median and p90, with each variant's speedup
 // over the first that ran; then checks one more run, through the CUDA graph (its concurrent
-// branches and early launches: --steps-in-order, --no-early-launch) as the first was not. Inputs come from --input files or are seeded random numbers (never
-// zeros; integer inputs take 0 and 1, valid as token ids and masks). --json writes the figures.
+// branches and early launches: --steps-in-order, --no-early-launch) as the first was not. Inputs
+// come from --input files or are seeded random numbers (never zeros; integer inputs take 0 and 1,
+// valid as token ids and masks). --json writes the figures.
 //
 // --profile N times each kernel launch as well (Session::profile_steps: events between the steps
 // of a captured graph) and prints each variant's N slowest launches with their share of the sum,

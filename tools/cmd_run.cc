@@ -116,8 +116,7 @@ int run_dynamic(const RunOptions& options, const std::map<std::string, Tensor>& 
       "ran variant {} of {} (compiled for sizes {}{}) on {} in {:.3f} ms ({})\n", variant,
       session.program().variants.size(), fmt::join(chosen.sizes, ","),
       chosen.input_shapes == shapes ? "" : "; inputs padded, outputs cut back",
-      session.variant_session(variant).device_description(), milliseconds,
-      runs_note(options.runs));
+      session.variant_session(variant).device_description(), milliseconds, runs_note(options.runs));
   return report_outputs(output_names(first), outputs, options);
 }
 
@@ -138,9 +137,8 @@ int run_compiled(const RunOptions& options) {
   const std::vector<Tensor> outputs = session.run(inputs);
   const double milliseconds =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  std::cerr << fmt::format("ran {} kernel launches on {} in {:.3f} ms ({})\n",
-                           program.steps.size(), session.device_description(), milliseconds,
-                           runs_note(options.runs));
+  std::cerr << fmt::format("ran {} kernel launches on {} in {:.3f} ms ({})\n", program.steps.size(),
+                           session.device_description(), milliseconds, runs_note(options.runs));
   return report_outputs(output_names(program), outputs, options);
 }
 

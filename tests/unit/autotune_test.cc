@@ -197,6 +197,31 @@ TEST(Autotune, MeasuresEachRoundAsSoonAsItIsCompiled) {
   EXPECT_TRUE(warned) << ::testing::PrintToString(report.warnings);
 }
 
+// Every round is held at once, so a round whose weights are round 0's drops its copy; each
+// round is still measured with the weights.
+TEST(Autotune, EveryRoundIsMeasuredWithTheWeights) {
+  std::string values;
+  for (int i = 0; i < 64 * 128; ++i) values += (i ? ", " : "") + std::to_string(i % 7 - 3);
+  const std::unique_ptr<Graph> graph = parse_graph(
+      "graph @g(%a: f16[4096,64]) -> (f16[4096,128]) {\n  %w = const f16[64,128] [" + values +
+      "]\n  %0 = matmul(%a, %w) : f16[4096,128] loc(\"first\")\n  return %0\n}\n");
+  AutotuneHooks hooks =
+      stand_in_hooks(testing_support::fresh_temp_path("tactics_weights", true).string());
+  std::vector<std::vector<uint8_t>> measured_weights;
+  hooks.measure = [&](Program program) {
+    measured_weights.push_back(program.weights);
+    return stand_in_measure(program);
+  };
+  AutotuneReport report;
+  const Program program = lower_autotuned(
+      *graph, codegen::CodegenOptions::for_target(target_for_arch("sm_90a")), hooks, report);
+  ASSERT_GE(measured_weights.size(), 2u);  // round 0 and a round that dropped its copy
+  ASSERT_GE(program.weights.size(), 64u * 128u * 2u);
+  for (const std::vector<uint8_t>& weights : measured_weights) {
+    EXPECT_EQ(weights, program.weights);
+  }
+}
+
 TEST(Autotune, RelativeErrorIsAnL2RatioAndExactForIntegers) {
   const Tensor want = Tensor::from_vector<float>(DType::kF32, {2}, {3.0f, 4.0f});
   const Tensor got = Tensor::from_vector<float>(DType::kF32, {2}, {3.0f, 4.05f});

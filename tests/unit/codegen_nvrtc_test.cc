@@ -97,7 +97,7 @@ extern "C" __global__ void broken(float* out) { out[0] = undefined_value; }
   third.kernels.push_back({.name = "twice", .source = twice});
   CodegenOptions options;
   options.archs = {"sm_90"};
-  options.cache_dir = "";  // no cache: every distinct kernel compiles
+  options.cache_dir = testing_support::fresh_temp_path("nvrtc_programs").string();
   CompileStats stats;
   std::vector<int> reports(3, 0);
   std::mutex mutex;
@@ -108,6 +108,7 @@ extern "C" __global__ void broken(float* out) { out[0] = undefined_value; }
       });
   EXPECT_EQ(reports, (std::vector<int>{1, 1, 1}));
   EXPECT_EQ(stats.compilations, 2);  // scale and twice once each; broken failed
+  EXPECT_EQ(stats.cache_hits, 0);
   EXPECT_FALSE(errors[0]);
   EXPECT_FALSE(errors[1]);
   ASSERT_TRUE(errors[2]);
