@@ -116,6 +116,7 @@ std::vector<std::exception_ptr> compile_programs(
   std::map<std::pair<std::string_view, size_t>, size_t> job_of;
   std::vector<std::vector<size_t>> jobs_of_program(programs.size());
   std::vector<std::vector<size_t>> programs_of_job;
+  std::vector<size_t> jobs_left(programs.size());  // distinct jobs of each program not yet done
   for (size_t p = 0; p < programs.size(); ++p) {
     const Program& program = *programs[p];
     for (size_t k = 0; k < program.kernels.size(); ++k) {
@@ -128,16 +129,12 @@ std::vector<std::exception_ptr> compile_programs(
         }
         jobs_of_program[p].push_back(at->second);
         std::vector<size_t>& sharing = programs_of_job[at->second];
-        if (sharing.empty() || sharing.back() != p) sharing.push_back(p);
+        if (sharing.empty() || sharing.back() != p) {
+          sharing.push_back(p);
+          ++jobs_left[p];
+        }
       }
     }
-  }
-  std::vector<size_t> jobs_left(programs.size());
-  for (size_t p = 0; p < programs.size(); ++p) {
-    std::vector<size_t> distinct = jobs_of_program[p];
-    std::sort(distinct.begin(), distinct.end());
-    jobs_left[p] =
-        static_cast<size_t>(std::unique(distinct.begin(), distinct.end()) - distinct.begin());
   }
   std::vector<JobResult> results(jobs.size());
   std::vector<std::exception_ptr> errors(programs.size());
