@@ -68,6 +68,12 @@ bool is_view_or_scalar_op(const Node& node) {
 
 std::string shape_text(const Value* value) { return type_to_string(value->type()); }
 
+bool is_widening_cast(const Node& node) {
+  if (node.op() != "cast") return false;
+  const DType from = node.operand(0)->type().dtype, to = node.result()->type().dtype;
+  return is_float(from) && is_float(to) && dtype_size(to) > dtype_size(from);
+}
+
 class Planner {
  public:
   Planner(Graph& graph, PassContext& context, const char* pass_name)
@@ -198,6 +204,7 @@ class Planner {
     size_t from = group_of_.at(producer);
     const size_t into = group_of_.at(consumer);
     if (std::string why = kind_refusal(from, into, consumer, operand); !why.empty()) return why;
+    if (std::string why = widening_cast_refusal(from, *consumer); !why.empty()) return why;
     if (std::string why = broadcast_recompute_refusal(from, *consumer, *operand); !why.empty()) {
       return why;
     }
@@ -235,6 +242,26 @@ class Planner {
     if (heavy_consumer) return prologue_refusal(producers, *heavy_consumer, consumer, operand);
     if (heavy_producer) return epilogue_refusal(*heavy_producer, consumers);
     return "";
+  }
+
+  // A cast to a wider float type joins a heavy producer's kernel only where that saves bytes.
+  // When every user is a reduction (a layer norm kept in f32 after a 16-bit GEMM's residual
+  // add), the producer writes the narrower value and each reduction widens it as it loads:
+  // half the bytes written and read, the same values. Softmax is left out: the attention
+  // fusion takes the scores from the matmul's kernel.
+  std::string widening_cast_refusal(size_t from, const Node& consumer) const {
+    if (!groups_[from].anchor || !is_widening_cast(consumer)) return "";
+    if (outputs_.count(consumer.result())) return "";
+    auto found = users_.find(consumer.result());
+    if (found == users_.end() || found->second.empty()) return "";
+    for (const Node* user : found->second) {
+      if (role_of(*user) != Role::kReduction || user->op() == "softmax") return "";
+    }
+    return fmt::format(
+        "it widens {} to {} for reductions ({}), which widen in their loads: {}'s kernel writes "
+        "the narrower value",
+        dtype_name(consumer.operand(0)->type().dtype), dtype_name(consumer.result()->type().dtype),
+        found->second.front()->op(), groups_[from].anchor->op());
   }
 
   // Light producers feeding a heavy consumer's group.

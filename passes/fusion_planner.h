@@ -16,6 +16,9 @@
 //   light producers → contraction      prologue on the operands: elementwise or injective only
 //                                      (no broadcast, which every tile load would recompute)
 //   heavy + heavy                      refused, except matmul → softmax → matmul (attention)
+//   heavy → widening cast → reductions the cast stays out of the heavy op's epilogue and joins
+//                                      the reductions' prologues (softmax excepted): the heavy
+//                                      kernel writes the narrower value
 // A merge is refused when it would close a cycle (a path leaving the group and coming back).
 // A consumer's refused producers are tried again once another of its producers has merged (the
 // grown group may close no cycle now); refusals that later merges overtake are not logged.

@@ -2,7 +2,9 @@
 // data-movement op that nothing else uses; the two nodes swap places by rewiring (the cast now
 // reads the movement's operand, the movement reads the cast), so both keep their provenance.
 // A movement op with other users stays below the cast, and the refusal says so: hoisting would
-// leave its f32 result for them and a second, 16-bit copy for the cast.
+// leave its f32 result for them and a second, 16-bit copy for the cast. A hoisted cast that meets
+// a cast of the same value to the same dtype (mixed precision's, for another consumer) gives way
+// to it: two casts would be two kernel outputs with the same bytes.
 #include "passes/hoist_narrowing_casts.h"
 
 #include <set>
@@ -42,6 +44,11 @@ class Hoister {
         return;
       }
       swap(cast, *movement);
+      if (Node* twin = twin_cast(cast)) {
+        movement->set_operand(0, twin->result());
+        graph_.erase_node(&cast);
+        return;
+      }
     }
   }
 
@@ -50,6 +57,17 @@ class Hoister {
     if (graph_.users(movement.result()).size() > 1) return "its result has other users";
     if (is_graph_output(graph_, movement.result())) return "its result is a graph output";
     return "";
+  }
+
+  // Another cast of the cast's operand to the same dtype, or null.
+  Node* twin_cast(const Node& cast) const {
+    for (Node* user : graph_.users(cast.operand(0))) {
+      if (user != &cast && user->op() == "cast" &&
+          user->result()->type().dtype == cast.result()->type().dtype) {
+        return user;
+      }
+    }
+    return nullptr;
   }
 
   // movement(x) -> cast  becomes  cast(x) -> movement, the movement's result in the cast's
