@@ -28,9 +28,9 @@ graph must compile to one kernel (launches column). PyTorch times
 torch.nn.functional.scaled_dot_product_attention on the same strided fp16 views with each backend
 that takes the case (flash takes no mask: with a mask, the memory-efficient and cuDNN backends),
 the first listed being the one kiln's ratio is against; FLOPs are 4 · batch · heads · seq² · head.
-PyTorch's attention is timed as replays of a CUDA graph of ATTENTION_REPS calls (per call: its
-Python dispatch, about 80 µs, would otherwise be what is timed); kiln bench replays a graph of one
-kernel.
+PyTorch's ops are timed as replays of a CUDA graph of TORCH_REPS calls, divided by TORCH_REPS (per
+call: its Python dispatch, 10–80 µs, would otherwise be what is timed); kiln bench replays a graph
+of one kernel, so kiln's time also holds one graph launch per kernel.
 """
 import argparse
 import json
@@ -71,8 +71,8 @@ SHAPES = {
     "bert_b1_attention": ("attention", 1, 12, 128, 64, "packed", True),
     "vit_b1_attention": ("attention", 1, 12, 197, 64, "torchvision", False),
 }
-# Calls of PyTorch's attention in one timed CUDA graph.
-ATTENTION_REPS = 20
+# Calls of a PyTorch op in one timed CUDA graph.
+TORCH_REPS = 20
 # The backends PyTorch's attention is timed with, the first the one kiln is compared to.
 # (name, backend, whether the mask is passed): flash takes no mask, so with a mask it runs the
 # same shapes unmasked, for reference only.
@@ -237,16 +237,17 @@ def main():
             entry["torch_backends"] = {}
             for backend, call in torch_op.items():
                 try:
-                    replay = graphed(call, ATTENTION_REPS)
+                    replay = graphed(call, TORCH_REPS)
                     entry["torch_backends"][backend] = \
-                        time_cuda(replay, args.iters, args.warmup)[0] / ATTENTION_REPS
+                        time_cuda(replay, args.iters, args.warmup)[0] / TORCH_REPS
                 except RuntimeError as error:  # a backend that does not take the case
                     entry["torch_backends"][backend] = None
                     print(f"{name}: torch {backend}: {str(error).splitlines()[0]}")
             timed = [(b, ms) for b, ms in entry["torch_backends"].items() if ms is not None]
             entry["torch_backend"], entry["torch_ms"] = timed[0] if timed else ("none", float("nan"))
         else:
-            entry["torch_ms"] = time_cuda(torch_op, args.iters, args.warmup)[0]
+            replay = graphed(torch_op, TORCH_REPS)
+            entry["torch_ms"] = time_cuda(replay, args.iters, args.warmup)[0] / TORCH_REPS
         for arch, key in (("native", "kiln"), (args.mma_arch, "kiln_mma")):
             if not arch:
                 continue
