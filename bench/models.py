@@ -15,7 +15,9 @@ ONNX at each batch size (opset 17 by TorchScript; BERT-base opset 18 by dynamo, 
 DYNAMO_EXPORTS); kiln compiles that file with --precision fp16 (f32 inputs
 and outputs, 16-bit convolutions and products) and `kiln bench` times its CUDA graph and checks
 it against kiln's CPU reference. PyTorch runs the module in fp16 (model.half()). Times are
-medians of CUDA-event timings after a warm-up.
+medians of CUDA-event timings after a warm-up, the calls issued back to back as `kiln bench`
+replays its graph (bench/cuda_timing.py): a host that dispatches faster than the GPU computes is
+not counted.
 
 --kiln-profile N passes `--profile N` to kiln bench: its output (printed here) then lists each
 kiln variant's N slowest kernel launches, and the JSON of each run holds every launch's time.
