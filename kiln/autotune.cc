@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <deque>
@@ -14,6 +16,7 @@
 #include <mutex>
 #include <optional>
 #include <random>
+#include <thread>
 
 #include "codegen/kernel_cache.h"
 #include "codegen/lower.h"
@@ -177,6 +180,46 @@ std::string changed_sites(const std::deque<KeyState>& states, int round) {
   return text;
 }
 
+// At most this many rounds are lowered at once: each holds a copy of the weights until it is
+// compared with round 0's.
+constexpr size_t kMaxLoweringThreads = 4;
+
+// Lowers rounds 1.. (round 0 is lowered) on up to kMaxLoweringThreads threads (fewer where
+// CodegenOptions::threads or the machine's cores say so): lowering reads the graph, and the
+// sites' lookups are locked. A round whose weights are round 0's bytes drops its copy. The first
+// error any round throws is rethrown once every thread has stopped.
+void lower_rounds(const Graph& fused_graph, const codegen::CodegenOptions& codegen, Sites& sites,
+                  std::vector<Round>& rounds) {
+  std::atomic<size_t> next{1};
+  std::mutex error_mutex;
+  std::exception_ptr first_error;
+  const auto lower_next_rounds = [&] {
+    for (size_t round = next++; round < rounds.size(); round = next++) {
+      try {
+        Round& lowered = rounds[round];
+        lowered.program =
+            lower_round(fused_graph, codegen, sites, static_cast<int>(round), lowered.lowering);
+        if (lowered.program.weights == rounds[0].program.weights) {
+          std::vector<uint8_t>().swap(lowered.program.weights);
+          lowered.weights_of_round_0 = true;
+        }
+      } catch (...) {
+        const std::lock_guard lock(error_mutex);
+        if (!first_error) first_error = std::current_exception();
+        next = rounds.size();
+      }
+    }
+  };
+  const size_t cores = codegen.threads > 0 ? static_cast<size_t>(codegen.threads)
+                                           : std::max(1U, std::thread::hardware_concurrency());
+  const size_t threads = std::min({kMaxLoweringThreads, cores, rounds.size() - 1});
+  std::vector<std::thread> helpers;
+  for (size_t k = 1; k < threads; ++k) helpers.emplace_back(lower_next_rounds);
+  lower_next_rounds();
+  for (std::thread& helper : helpers) helper.join();
+  if (first_error) std::rethrow_exception(first_error);
+}
+
 // Lowers rounds 1.. (round 0 is lowered), compiles all on another thread and measures each as
 // it is compiled, filling the sites' times and the report. Returns the heuristic program
 // (round 0's) when round 0 cannot be timed on the GPU, the report then saying why; else nullopt.
@@ -186,14 +229,7 @@ std::optional<Program> measure_rounds(const Graph& fused_graph,
                                       std::vector<Round>& rounds, AutotuneReport& report) {
   const int round_count = static_cast<int>(rounds.size());
   const auto lowering_start = std::chrono::steady_clock::now();
-  for (int round = 1; round < round_count; ++round) {
-    Round& lowered = rounds[static_cast<size_t>(round)];
-    lowered.program = lower_round(fused_graph, codegen, sites, round, lowered.lowering);
-    if (lowered.program.weights == rounds[0].program.weights) {
-      std::vector<uint8_t>().swap(lowered.program.weights);
-      lowered.weights_of_round_0 = true;
-    }
-  }
+  lower_rounds(fused_graph, codegen, sites, rounds);
   report.lower_seconds = seconds_since(lowering_start);
 
   // Every round's kernels compile on one pool of threads (a kernel the rounds share once, round

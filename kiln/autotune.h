@@ -14,9 +14,10 @@
 //      error over kMaxRelativeError) or that fails is left out, with a warning naming it, and so
 //      are its tactics. When round 0 itself cannot run on the GPU (busy, out of memory), nothing
 //      is measured: the heuristics (and the cache) choose, and the report's note says why.
-//      All rounds are lowered first; then their kernels compile on one pool of threads on
-//      another thread (a kernel several rounds share compiles once), round by round, and each
-//      round is measured as soon as it is compiled, while the later ones compile.
+//      All rounds are lowered first, up to four at once; then their kernels compile on one
+//      pool of threads on another thread (a kernel several rounds share compiles once), round
+//      by round, and each round is measured as soon as it is compiled, while the later ones
+//      compile.
 //   3. Each key takes its fastest measured tactic, stored in the cache; the final program is
 //      lowered with those.
 //

@@ -222,6 +222,42 @@ TEST(Autotune, EveryRoundIsMeasuredWithTheWeights) {
   }
 }
 
+// The rounds after the first are lowered on several threads: each round's program, and so
+// every time and choice, is the one lowering them one at a time gives.
+TEST(Autotune, RoundsLoweredAtOnceMatchRoundsLoweredInTurn) {
+  const std::unique_ptr<Graph> graph = parse_graph(kGraph);
+  std::vector<std::vector<std::string>> programs_by_threads;
+  std::vector<std::vector<std::vector<double>>> times_by_threads;
+  for (int threads : {1, 4}) {
+    codegen::CodegenOptions codegen =
+        codegen::CodegenOptions::for_target(target_for_arch("sm_90a"));
+    codegen.threads = threads;
+    AutotuneHooks hooks = stand_in_hooks(
+        testing_support::fresh_temp_path("tactics_threads_" + std::to_string(threads), true)
+            .string());
+    std::vector<std::string> programs;  // each measured round's kernels and grids, in order
+    hooks.measure = [&](Program program) {
+      std::string steps;
+      for (const ProgramStep& step : program.steps) {
+        steps += program.kernels.at(static_cast<size_t>(step.kernel)).name + " " +
+                 std::to_string(step.grid[0]) + ";";
+      }
+      programs.push_back(steps);
+      return stand_in_measure(program);
+    };
+    AutotuneReport report;
+    lower_autotuned(*graph, codegen, hooks, report);
+    EXPECT_EQ(report.rounds, 9);
+    programs_by_threads.push_back(programs);
+    std::vector<std::vector<double>> times;
+    for (const TunedSite& site : report.sites) times.push_back(site.ms);
+    times_by_threads.push_back(times);
+  }
+  ASSERT_EQ(programs_by_threads[0].size(), 9u);  // every round measured
+  EXPECT_EQ(programs_by_threads[1], programs_by_threads[0]);
+  EXPECT_EQ(times_by_threads[1], times_by_threads[0]);
+}
+
 TEST(Autotune, RelativeErrorIsAnL2RatioAndExactForIntegers) {
   const Tensor want = Tensor::from_vector<float>(DType::kF32, {2}, {3.0f, 4.0f});
   const Tensor got = Tensor::from_vector<float>(DType::kF32, {2}, {3.0f, 4.05f});
