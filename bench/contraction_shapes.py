@@ -210,6 +210,11 @@ def graphed(call, reps):
     return graph.replay
 
 
+def time_graphed(call, args):
+    """Median ms of one call of `call`, timed as replays of a CUDA graph of TORCH_REPS calls."""
+    return time_cuda(graphed(call, TORCH_REPS), args.iters, args.warmup)[0] / TORCH_REPS
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("kiln")
@@ -237,17 +242,14 @@ def main():
             entry["torch_backends"] = {}
             for backend, call in torch_op.items():
                 try:
-                    replay = graphed(call, TORCH_REPS)
-                    entry["torch_backends"][backend] = \
-                        time_cuda(replay, args.iters, args.warmup)[0] / TORCH_REPS
+                    entry["torch_backends"][backend] = time_graphed(call, args)
                 except RuntimeError as error:  # a backend that does not take the case
                     entry["torch_backends"][backend] = None
                     print(f"{name}: torch {backend}: {str(error).splitlines()[0]}")
             timed = [(b, ms) for b, ms in entry["torch_backends"].items() if ms is not None]
             entry["torch_backend"], entry["torch_ms"] = timed[0] if timed else ("none", float("nan"))
         else:
-            replay = graphed(torch_op, TORCH_REPS)
-            entry["torch_ms"] = time_cuda(replay, args.iters, args.warmup)[0] / TORCH_REPS
+            entry["torch_ms"] = time_graphed(torch_op, args)
         for arch, key in (("native", "kiln"), (args.mma_arch, "kiln_mma")):
             if not arch:
                 continue

@@ -186,13 +186,12 @@ constexpr size_t kMaxLoweringThreads = 4;
 
 // Lowers rounds 1.. (round 0 is lowered) on up to kMaxLoweringThreads threads (fewer where
 // CodegenOptions::threads or the machine's cores say so): lowering reads the graph, and the
-// sites' lookups are locked. A round whose weights are round 0's bytes drops its copy. The first
-// error any round throws is rethrown once every thread has stopped.
+// sites' lookups are locked. A round whose weights are round 0's bytes drops its copy. When
+// rounds fail, the lowest one's error is rethrown once every thread has stopped.
 void lower_rounds(const Graph& fused_graph, const codegen::CodegenOptions& codegen, Sites& sites,
                   std::vector<Round>& rounds) {
+  std::vector<std::exception_ptr> errors(rounds.size());
   std::atomic<size_t> next{1};
-  std::mutex error_mutex;
-  std::exception_ptr first_error;
   const auto lower_next_rounds = [&] {
     for (size_t round = next++; round < rounds.size(); round = next++) {
       try {
@@ -204,20 +203,21 @@ void lower_rounds(const Graph& fused_graph, const codegen::CodegenOptions& codeg
           lowered.weights_of_round_0 = true;
         }
       } catch (...) {
-        const std::lock_guard lock(error_mutex);
-        if (!first_error) first_error = std::current_exception();
-        next = rounds.size();
+        errors[round] = std::current_exception();
       }
     }
   };
   const size_t cores = codegen.threads > 0 ? static_cast<size_t>(codegen.threads)
                                            : std::max(1U, std::thread::hardware_concurrency());
   const size_t threads = std::min({kMaxLoweringThreads, cores, rounds.size() - 1});
-  std::vector<std::thread> helpers;
-  for (size_t k = 1; k < threads; ++k) helpers.emplace_back(lower_next_rounds);
-  lower_next_rounds();
-  for (std::thread& helper : helpers) helper.join();
-  if (first_error) std::rethrow_exception(first_error);
+  {
+    std::vector<std::jthread> helpers;
+    for (size_t k = 1; k < threads; ++k) helpers.emplace_back(lower_next_rounds);
+    lower_next_rounds();
+  }  // the helpers join here
+  for (const std::exception_ptr& error : errors) {
+    if (error) std::rethrow_exception(error);
+  }
 }
 
 // Lowers rounds 1.. (round 0 is lowered), compiles all on another thread and measures each as
