@@ -145,7 +145,8 @@ struct ContractionTactic {
 
 // The contraction of `body`: its anchor, view and, for tensor cores, the tactics measurement
 // may choose from, the heuristic's first: wgmma tilings where the wgmma kernel takes it (then
-// the mma.sync kernel's heuristic tiling last), else mma.sync tilings. SIMT: none.
+// the mma.sync kernel's heuristic tiling last; on a small grid, the wgmma kernel's small-grid
+// tilings, then every mma.sync tiling), else mma.sync tilings. SIMT: none.
 struct Contraction {
   const Node* anchor = nullptr;
   std::unique_ptr<ContractionView> view;
@@ -163,9 +164,14 @@ Contraction contraction_of(const KernelBody& body, const Target& target) {
   contraction.tensor_cores = uses_tensor_cores(*contraction.anchor);
   if (!contraction.tensor_cores) return contraction;
   const ContractionView& view = *contraction.view;
+  bool small_grid = false;
   if (takes_wgmma_contraction(body, *contraction.anchor, view, target)) {
-    const std::vector<WgmmaTiling> tilings =
+    std::vector<WgmmaTiling> tilings =
         wgmma_tiling_candidates(view.batch, view.rows, view.cols, view.depth, target);
+    if (tilings.empty()) {
+      tilings = wgmma_small_grid_candidates(view.batch, view.rows, view.cols, view.depth, target);
+      small_grid = true;
+    }
     // Where the heuristic's tiling does not fit, the mma.sync kernel computes it.
     if (!tilings.empty() && wgmma_tiling_fits(view, tilings.front(), target)) {
       for (const WgmmaTiling& tiling : tilings) {
@@ -198,7 +204,7 @@ Contraction contraction_of(const KernelBody& body, const Target& target) {
                                    .mma_tiling = tiling,
                                    .tma = false,
                                    .tma_applies = false});
-    if (wgmma) break;  // the heuristic's mma.sync tiling only
+    if (wgmma && !small_grid) break;  // the heuristic's mma.sync tiling only
   }
   return contraction;
 }

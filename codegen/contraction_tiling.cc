@@ -169,4 +169,28 @@ std::vector<WgmmaTiling> wgmma_tiling_candidates(int64_t batch, int64_t rows, in
   return candidates;
 }
 
+std::vector<WgmmaTiling> wgmma_small_grid_candidates(int64_t batch, int64_t rows, int64_t cols,
+                                                     int64_t depth, const Target& target) {
+  if (choose_wgmma_tiling(batch, rows, cols, depth, target).block_n != 0) return {};
+  const int64_t row_tiles = ceil_div(rows, kWgmmaBlockM) * batch;
+  const int64_t k_steps = ceil_div(depth, kWgmmaTileK);
+  const int stages = k_steps <= kWgmmaShallowSteps ? kWgmmaShallowStages : WgmmaTiling{}.stages;
+  const int64_t sms = std::max(target.sm_count, 1);
+  std::vector<WgmmaTiling> candidates;
+  for (int block_n : {64, 128}) {
+    if (block_n > ceil_div(cols, 64) * 64) break;
+    const WgmmaTiling tiling{.block_n = block_n, .stages = stages};
+    const int64_t blocks = row_tiles * ceil_div(cols, block_n);
+    const int64_t held = sms * wgmma_blocks_per_sm(block_n, stages, target);
+    const int64_t splits =
+        std::min<int64_t>({held / blocks, kMaxSplits, k_steps / kWgmmaSmallGridMinSplitSteps});
+    const WgmmaTiling whole = with_wgmma_splits(tiling, k_steps, 1);
+    const WgmmaTiling split = with_wgmma_splits(tiling, k_steps, std::max<int64_t>(splits, 1));
+    const bool split_first = k_steps >= kWgmmaSmallGridSplitSteps;
+    add_once(candidates, split_first ? split : whole);
+    add_once(candidates, split_first ? whole : split);
+  }
+  return candidates;
+}
+
 }  // namespace kiln::codegen

@@ -118,6 +118,21 @@ MmaTiling choose_mma_tiling(int64_t batch, int64_t rows, int64_t cols, int64_t d
 // tiling (block_n 0).
 std::vector<WgmmaTiling> wgmma_tiling_candidates(int64_t batch, int64_t rows, int64_t cols,
                                                  int64_t depth, const Target& target);
+// Where the heuristic finds no wgmma tiling (its 64-wide tiles fewer than half the SMs: batch 1's
+// convolutions and gemms), the wgmma kernel still beats the mma.sync kernel's split-K on most
+// (measured on an H200: 20 of ResNet-50 b1's 22 such contractions, 3 of BERT-base b1's 4; the
+// mma.sync kernel gathers a 3×3 conv's A through registers, two channels at a time): 64 and 128
+// wide (as the columns allow),
+// each whole and with K split into as many slices at least kWgmmaSmallGridMinSplitSteps deep as
+// the SMs' block slots hold, the heuristic's first: 64 wide, split where K is at least
+// kWgmmaSmallGridSplitSteps steps deep (the split's sum kernel costs about what a few steps do;
+// ResNet-50 b1's layer-4 3×3 conv, 8 tiles of 128 × 64, 72 steps: 15 slices, 3× faster than
+// whole), else whole. The contraction emitter offers the mma.sync tilings after these. Empty
+// where the heuristic has a wgmma tiling.
+inline constexpr int kWgmmaSmallGridMinSplitSteps = 2;
+inline constexpr int kWgmmaSmallGridSplitSteps = 32;
+std::vector<WgmmaTiling> wgmma_small_grid_candidates(int64_t batch, int64_t rows, int64_t cols,
+                                                     int64_t depth, const Target& target);
 std::vector<MmaTiling> mma_tiling_candidates(int64_t batch, int64_t rows, int64_t cols,
                                              int64_t depth, const Target& target);
 

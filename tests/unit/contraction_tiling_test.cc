@@ -197,7 +197,7 @@ TEST(ContractionTiling, CandidatesStartWithTheHeuristicsChoiceAndComeOnce) {
     EXPECT_EQ(tiling.stages, 3);
     EXPECT_LE(tiling.block_n, 128);
   }
-  // No wgmma tiling where the heuristic has none (batch 1's 128 rows).
+  // No wgmma tiling here where the heuristic has none (batch 1's 128 rows: the small-grid ones).
   EXPECT_TRUE(wgmma_tiling_candidates(1, 128, 768, 768, hopper).empty());
   const std::vector<MmaTiling> mma = mma_tiling_candidates(1, 49, 512, 4608, kH100);
   ASSERT_FALSE(mma.empty());
@@ -205,6 +205,34 @@ TEST(ContractionTiling, CandidatesStartWithTheHeuristicsChoiceAndComeOnce) {
   for (size_t i = 0; i < mma.size(); ++i) {
     EXPECT_EQ(std::count(mma.begin(), mma.end(), mma[i]), 1) << i;
   }
+}
+
+TEST(ContractionTiling, SmallGridsOfferWgmmaTilingsSplitFine) {
+  const Target hopper = target_for_arch("sm_90a");
+  // ResNet-50 b1's layer-4 3×3 conv (M = 49, N = 512, K = 4608, 72 steps): 8 tiles of 128 × 64,
+  // two an SM, split into 15 slices of 5 steps (16 wanted), the heuristic's as K is deep; 4 tiles
+  // of 128 × 128 likewise.
+  const std::vector<WgmmaTiling> layer4 = wgmma_small_grid_candidates(1, 49, 512, 4608, hopper);
+  const std::vector<WgmmaTiling> expected{
+      {.block_n = 64, .stages = 4, .splits = 15, .split_depth = 320},
+      {.block_n = 64, .stages = 4, .splits = 1, .split_depth = 4608},
+      {.block_n = 128, .stages = 4, .splits = 15, .split_depth = 320},
+      {.block_n = 128, .stages = 4, .splits = 1, .split_depth = 4608}};
+  EXPECT_EQ(layer4, expected);
+  // Layer 1's (M = 3136, N = 64, K = 576, 9 steps): 25 tiles, whole first (shallower than
+  // kWgmmaSmallGridSplitSteps), then 3 slices of 3 steps (at least 2 each); no tile wider than
+  // the 64 columns.
+  const std::vector<WgmmaTiling> layer1 = wgmma_small_grid_candidates(1, 3136, 64, 576, hopper);
+  ASSERT_EQ(layer1.size(), 2u);
+  EXPECT_EQ(layer1[0].splits, 1);
+  EXPECT_EQ(layer1[1].splits, 3);
+  EXPECT_EQ(layer1[1].split_depth, 192);
+  // A 1×1 conv two steps deep keeps the shallow stage count and is not split.
+  const std::vector<WgmmaTiling> shallow = wgmma_small_grid_candidates(1, 3136, 64, 64, hopper);
+  ASSERT_EQ(shallow.size(), 1u);
+  EXPECT_EQ(shallow[0].stages, kWgmmaShallowStages);
+  // None where the heuristic has a wgmma tiling (BERT-base b32's FFN down-projection).
+  EXPECT_TRUE(wgmma_small_grid_candidates(1, 4096, 768, 3072, hopper).empty());
 }
 
 // The kernel source lowering gives a one-matmul graph of `a` × `b` 16-bit operands for `arch`.
