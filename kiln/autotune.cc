@@ -115,6 +115,7 @@ struct Round {
   // The program's weights were round 0's, the same bytes, and were dropped: every round is held
   // at once, and so held, a model's weights cost one copy rather than one a round.
   bool weights_of_round_0 = false;
+  double program_ms = -1;  // its whole program's median replay, where it ran and agreed
 };
 
 // Each round's compilation result, set once from the compiling thread (null: compiled), waited
@@ -303,6 +304,7 @@ std::optional<Program> measure_rounds(const Graph& fused_graph,
                                             changed_sites(sites.all(), round), why));
       continue;
     }
+    rounds[static_cast<size_t>(round)].program_ms = times.program_ms;
     std::map<KeyState*, double> round_ms;
     for (const codegen::TacticUse& use : lowering.tactics) {
       KeyState& state = sites.state_of(use.site);
@@ -316,6 +318,69 @@ std::optional<Program> measure_rounds(const Graph& fused_graph,
   }
   finish_compiling();
   return std::nullopt;
+}
+
+// The round whose whole program ran fastest, or -1 where none was timed whole.
+int fastest_round(const std::vector<Round>& rounds) {
+  int best = -1;
+  for (size_t round = 0; round < rounds.size(); ++round) {
+    const double ms = rounds[round].program_ms;
+    if (ms >= 0 && (best < 0 || ms < rounds[static_cast<size_t>(best)].program_ms)) {
+      best = static_cast<int>(round);
+    }
+  }
+  return best;
+}
+
+// Whether every measured site chose the tactic round `round` gave it.
+bool chosen_in_round(const std::deque<KeyState>& states, int round) {
+  for (const KeyState& state : states) {
+    if (!state.site.from_cache && state.site.chosen != tactic_in_round(state, round)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// `program` compiled and timed whole as the rounds were: its median replay, or -1 where it
+// failed to compile or run (the per-site choice then stands).
+double time_whole_program(const Program& program, const AutotuneHooks& hooks) {
+  Program timed = program;
+  std::exception_ptr failure;
+  try {
+    hooks.compile({&timed}, [&failure](size_t, std::exception_ptr error) {
+      if (error) failure = error;
+    });
+    return failure ? -1 : hooks.measure(std::move(timed)).program_ms;
+  } catch (const std::exception&) {
+    return -1;
+  }
+}
+
+// What a round's tactics were called in the report: round 0's are the heuristic's.
+std::string round_name(int round) {
+  return round == 0 ? "the heuristic tactics (round 1)" : fmt::format("round {}", round + 1);
+}
+
+// Where the program of each site's fastest tactic, timed whole, runs more than
+// kWholeProgramMargin slower than the fastest round's, every measured site takes that round's
+// tactic; `report.whole_program` says which, with both times. Returns whether the sites changed.
+bool check_whole_program(const Program& chosen, const std::vector<Round>& rounds,
+                         const AutotuneHooks& hooks, Sites& sites, AutotuneReport& report) {
+  const int best = fastest_round(rounds);
+  if (best < 0 || chosen_in_round(sites.all(), best)) return false;
+  const double chosen_ms = time_whole_program(chosen, hooks);
+  if (chosen_ms < 0) return false;
+  const double best_ms = rounds[static_cast<size_t>(best)].program_ms;
+  const bool slower = chosen_ms > best_ms * (1 + kWholeProgramMargin);
+  report.whole_program = fmt::format(
+      "whole programs: each problem's fastest tactic {:.4f} ms, {} {:.4f} ms: {} taken", chosen_ms,
+      round_name(best), best_ms, slower ? round_name(best) + "'s" : "each problem's fastest");
+  if (!slower) return false;
+  for (KeyState& state : sites.all()) {
+    if (!state.site.from_cache) state.site.chosen = tactic_in_round(state, best);
+  }
+  return true;
 }
 
 }  // namespace
@@ -349,20 +414,27 @@ Program lower_autotuned(const Graph& fused_graph, codegen::CodegenOptions codege
 
   for (KeyState& state : sites.all()) {
     TunedSite& site = state.site;
-    if (site.from_cache) {
-      ++report.from_cache;
-    } else {
-      for (size_t t = 0; t < site.ms.size(); ++t) {
-        if (site.ms[t] >= 0 && site.ms[t] < site.ms[static_cast<size_t>(site.chosen)]) {
-          site.chosen = static_cast<int>(t);
-        }
+    if (site.from_cache) continue;
+    for (size_t t = 0; t < site.ms.size(); ++t) {
+      if (site.ms[t] >= 0 && site.ms[t] < site.ms[static_cast<size_t>(site.chosen)]) {
+        site.chosen = static_cast<int>(t);
       }
-      if (site.ms[static_cast<size_t>(site.chosen)] >= 0) sites.store(state);
     }
-    report.sites.push_back(site);
   }
   codegen::LoweringReport lowering;
   Program program = lower_round(fused_graph, codegen, sites, -1, lowering);
+  if (check_whole_program(program, rounds, hooks, sites, report)) {
+    program = lower_round(fused_graph, codegen, sites, -1, lowering);
+  }
+  for (KeyState& state : sites.all()) {
+    const TunedSite& site = state.site;
+    if (site.from_cache) {
+      ++report.from_cache;
+    } else if (site.ms[static_cast<size_t>(site.chosen)] >= 0) {
+      sites.store(state);
+    }
+    report.sites.push_back(site);
+  }
   report.seconds = seconds_since(start);
   return program;
 }

@@ -18,8 +18,14 @@
 //      pool of threads on another thread (a kernel several rounds share compiles once), round
 //      by round, and each round is measured as soon as it is compiled, while the later ones
 //      compile.
-//   3. Each key takes its fastest measured tactic, stored in the cache; the final program is
-//      lowered with those.
+//   3. Each key takes its fastest measured tactic; the final program is lowered with those.
+//      Steps timed apart do not add up to the program as its CUDA graph runs it (kernels
+//      launched early, overlapping the previous one's tail; independent branches at once): on
+//      an H200, BERT-base b1's per-step winners made a program 6.5% slower than the heuristic
+//      one. So where rounds were timed whole (ProgramTimes::program_ms), the final program is
+//      compiled and timed whole too, and when a round's program ran more than
+//      kWholeProgramMargin faster, that round's tactics are taken instead (a warning says so).
+//      The chosen tactics are stored in the cache.
 //
 // Measuring needs the GPU the kernels are generated for, so the driver tunes only for --arch
 // native (kiln/compiler.h); elsewhere the heuristic chooses and the report says why.
@@ -40,6 +46,10 @@ namespace kiln {
 // A round's outputs may differ from the heuristic program's by this relative L2 error (f16
 // accumulation orders differ between split-K slices and tile widths).
 inline constexpr double kMaxRelativeError = 1e-2;
+
+// A round's whole program must run this much (relative) faster than the per-step winners' to be
+// taken instead of them: the replays' medians vary by a few tenths of a percent.
+inline constexpr double kWholeProgramMargin = 0.01;
 
 // The kernel nodes of one site key.
 struct TunedSite {
@@ -66,12 +76,16 @@ struct AutotuneReport {
   double measure_seconds = 0;
   double wait_seconds = 0;
   std::vector<std::string> warnings;  // rounds left out and why
+  // Where the per-problem winners' program was timed whole against the rounds': both figures,
+  // and whose tactics were taken ("": not compared).
+  std::string whole_program;
 };
 
 // What the GPU gives for one candidate program.
 struct ProgramTimes {
   std::vector<float> step_ms;   // each step's median milliseconds
   std::vector<Tensor> outputs;  // on the tuning inputs
+  double program_ms = -1;       // the whole program's median replay; < 0: not timed
 };
 
 // Called by AutotuneHooks::compile as a round is compiled: its index, and null or what its

@@ -50,6 +50,7 @@ std::string tactic_summary(const AutotuneReport& report) {
     }
     if (report.from_cache > 0) text += fmt::format(", {} from the tactic cache", report.from_cache);
   }
+  if (!report.whole_program.empty()) text += "\n" + report.whole_program;
   for (const std::string& warning : report.warnings) text += "\nwarning: " + warning;
   return text;
 }

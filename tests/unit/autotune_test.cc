@@ -102,6 +102,7 @@ TEST(Autotune, TakesEachProblemsFastestTacticAndLeavesOutDisagreeingRounds) {
         << narrow.tactics[t];
   }
   EXPECT_EQ(report.rounds, 9);
+  EXPECT_TRUE(report.whole_program.empty());  // the stand-in times no program whole
   // The final program runs the chosen tiles: 12 column tiles for all three gemms.
   ASSERT_EQ(program.steps.size(), 3u);
   for (const ProgramStep& step : program.steps) EXPECT_EQ(step.grid[0], 12u);
@@ -135,6 +136,53 @@ TEST(Autotune, AProgramTheGpuCannotRunKeepsTheHeuristicsAndSaysWhy) {
   ASSERT_EQ(program.steps.size(), 3u);
   EXPECT_EQ(program.steps[0].grid[0], 4u);   // the heuristic's 128 × 192 tiles
   EXPECT_EQ(program.steps[2].grid[0], 12u);  // and 128 × 256
+}
+
+// Steps timed apart need not add up to the whole program: where the per-step winners' program,
+// timed whole, runs slower than a round's (here the heuristic program, round 0: 1 ms against
+// 2), every measured site takes that round's tactics, the report says so, and the cache keeps
+// them. Where it runs as fast, the winners stay.
+TEST(Autotune, AProgramOfPerStepWinnersSlowerWholeGivesWayToTheFastestRound) {
+  const std::string cache = testing_support::fresh_temp_path("tactics_whole", true).string();
+  AutotuneHooks hooks = stand_in_hooks(cache);
+  int measured = 0;
+  hooks.measure = [&measured](const Program& program) {
+    ++measured;
+    ProgramTimes times = stand_in_measure(program);
+    times.program_ms = program.steps.at(0).grid[0] == 4 ? 1.0 : 2.0;  // the heuristic's 128 × 192
+    return times;
+  };
+  const codegen::CodegenOptions codegen =
+      codegen::CodegenOptions::for_target(target_for_arch("sm_90a"));
+  const std::unique_ptr<Graph> graph = parse_graph(kGraph);
+  AutotuneReport report;
+  const Program program = lower_autotuned(*graph, codegen, hooks, report);
+  EXPECT_EQ(measured, 10);  // 9 rounds and the winners' program
+  EXPECT_EQ(report.whole_program,
+            "whole programs: each problem's fastest tactic 2.0000 ms, the heuristic tactics "
+            "(round 1) 1.0000 ms: the heuristic tactics (round 1)'s taken");
+  EXPECT_EQ(site_labelled(report, "first").chosen, 0);
+  ASSERT_EQ(program.steps.size(), 3u);
+  EXPECT_EQ(program.steps[0].grid[0], 4u);
+  // The cache answers with the heuristic's tactics.
+  AutotuneReport again;
+  const Program from_cache = lower_autotuned(*graph, codegen, stand_in_hooks(cache), again);
+  EXPECT_EQ(again.from_cache, 2);
+  EXPECT_EQ(from_cache.steps.at(0).grid[0], 4u);
+
+  // Every program as fast as another whole: the per-step winners stay.
+  const std::string level = testing_support::fresh_temp_path("tactics_level", true).string();
+  AutotuneHooks even = stand_in_hooks(level);
+  even.measure = [](const Program& program) {
+    ProgramTimes times = stand_in_measure(program);
+    times.program_ms = 1.0;
+    return times;
+  };
+  AutotuneReport kept;
+  const Program winners = lower_autotuned(*graph, codegen, even, kept);
+  EXPECT_NE(kept.whole_program.find(": each problem's fastest taken"), std::string::npos)
+      << kept.whole_program;
+  EXPECT_EQ(winners.steps.at(0).grid[0], 12u);
 }
 
 // Every round is handed to one compile call, on another thread than the measurements, and
