@@ -19,13 +19,14 @@
 //      by round, and each round is measured as soon as it is compiled, while the later ones
 //      compile.
 //   3. Each key takes its fastest measured tactic; the final program is lowered with those.
-//      Steps timed apart do not add up to the program as its CUDA graph runs it (kernels
-//      launched early, overlapping the previous one's tail; independent branches at once): on
-//      an H200, BERT-base b1's per-step winners made a program 6.5% slower than the heuristic
-//      one. So where rounds were timed whole (ProgramTimes::program_ms), the final program is
-//      compiled and timed whole too, and when a round's program ran more than
-//      kWholeProgramMargin faster, that round's tactics are taken instead (a warning says so).
-//      The chosen tactics are stored in the cache.
+//      Steps timed apart need not add up to the program as its CUDA graph runs it (kernels
+//      launched early, overlapping the previous one's tail; independent branches at once). So
+//      where rounds were timed whole (ProgramTimes::program_ms), the final program is compiled
+//      and timed whole too, and when a round's program ran more than kWholeProgramMargin
+//      faster, that round's tactics are taken instead (the report's whole_program says which,
+//      with both times). The chosen tactics are stored in the cache. (The driver's measure hook
+//      times the first program twice, as the first Session of a process replays faster than
+//      later ones, docs/RUNTIME.md: every round compared is then a later Session.)
 //
 // Measuring needs the GPU the kernels are generated for, so the driver tunes only for --arch
 // native (kiln/compiler.h); elsewhere the heuristic chooses and the report says why.
