@@ -89,6 +89,13 @@ OperandTile operand_tile(char name, int rows_or_cols, bool inner_is_k, int vecto
   return tile;
 }
 
+// The run of A's elements a cp.async may copy: along k, a gathered run (a channels-last
+// convolution's C/g channels at one pixel and tap, wholly inside the image or in its padding);
+// along m, the contiguous run.
+int64_t a_copy_run(const ContractionView& view) {
+  return view.a_contiguous_along_m() ? view.a_contiguous_run() : view.a_gather_run();
+}
+
 class MmaKernelWriter {
  public:
   MmaKernelWriter(const KernelBody& body, const Node& anchor, ContractionView& view,
@@ -102,14 +109,14 @@ class MmaKernelWriter {
         code_(e.code()),
         index_(e.index_type()),
         format_(format_of(anchor)),
-        a_(operand_tile(
-            'a', tiling.block_m, !view.a_contiguous_along_m(),
-            async_vector_width(e.params(), view.a_operand(), view.a_contiguous_run(), format_.element_bytes),
-            tiling.threads(), format_)),
-        b_(operand_tile(
-            'b', tiling.block_n, view.b_contiguous_along_k(),
-            async_vector_width(e.params(), view.b_operand(), view.b_contiguous_run(), format_.element_bytes),
-            tiling.threads(), format_)) {}
+        a_(operand_tile('a', tiling.block_m, !view.a_contiguous_along_m(),
+                        async_vector_width(e.params(), view.a_operand(), a_copy_run(view),
+                                           format_.element_bytes),
+                        tiling.threads(), format_)),
+        b_(operand_tile('b', tiling.block_n, view.b_contiguous_along_k(),
+                        async_vector_width(e.params(), view.b_operand(), view.b_contiguous_run(),
+                                           format_.element_bytes),
+                        tiling.threads(), format_)) {}
 
   void write(const std::vector<std::string>& outputs) {
     for (OperandTile* tile : {&a_, &b_}) {
@@ -125,18 +132,26 @@ class MmaKernelWriter {
     }
     results(outputs);
     const auto how = [&](const OperandTile& tile) {
-      return tile.vector ? fmt::format("cp.async {} B", tile.vector * format_.element_bytes)
-                         : std::string("registers");
+      const bool gathered = &tile == &a_ && a_gathered();
+      return tile.vector ? fmt::format("{}by cp.async {} B", gathered ? "gathered " : "",
+                                       tile.vector * format_.element_bytes)
+                         : std::string("by registers");
     };
     spec_.tactic = fmt::format(
-        "mma.sync{} {}x{}x{} tile, {} warps, {} stages, A by {}, B by {}{}",
-        format_.tf32 ? " tf32" : "", tiling_.block_m, tiling_.block_n, format_.k_step,
-        tiling_.threads() / 32, stages_, how(a_), how(b_),
-        tiling_.splits > 1 ? fmt::format(", split-K into {} slices", tiling_.splits) : "");
+        "mma.sync{} {}x{}x{} tile, {} warps, {} stages, A {}, B {}{}", format_.tf32 ? " tf32" : "",
+        tiling_.block_m, tiling_.block_n, format_.k_step, tiling_.threads() / 32, stages_, how(a_),
+        how(b_), tiling_.splits > 1 ? fmt::format(", split-K into {} slices", tiling_.splits) : "");
     spec_.flops = 2 * view_.batch * view_.rows * view_.cols * view_.depth;
   }
 
  private:
+  // Whether A's cp.async chunks are gathered (a_copy_run): runs shorter than the contiguous one's
+  // (a channels-last convolution wider than 1×1), each inside the image or in its padding.
+  bool a_gathered() const {
+    return a_.vector && !view_.a_contiguous_along_m() &&
+           view_.a_gather_run() != view_.a_contiguous_run();
+  }
+
   int fragments_m() const { return tiling_.warp_m() / 16; }
   int fragments_n() const { return tiling_.warp_n() / 8; }
 
@@ -249,11 +264,14 @@ class MmaKernelWriter {
   }
 
   // Loads both tiles at depth `k0`: register-staged ones into their registers, the others with
-  // cp.async into shared buffer `buffer`.
+  // cp.async into shared buffer `buffer` (a gathered A's chunks in the padding zero-filled).
   void load_step(const std::string& k0, const std::string& buffer) {
     load_operand(
         a_, k0, buffer, "g_m0", view_.rows,
         [&](const std::string& m, const std::string& k) { return view_.a_index(e_, "g_b", m, k); },
+        [&](const std::string& m, const std::string& k) {
+          return a_gathered() ? view_.a_padding(e_, "g_b", m, k) : std::string();
+        },
         [&](const std::string& m, const std::string& k) {
           const std::string padding = view_.a_padding(e_, "g_b", m, k);
           if (!padding.empty()) e_.open_block("if (" + padding + ")");
@@ -263,6 +281,7 @@ class MmaKernelWriter {
     load_operand(
         b_, k0, buffer, "g_n0", view_.cols,
         [&](const std::string& n, const std::string& k) { return view_.b_index(e_, "g_b", k, n); },
+        [](const std::string&, const std::string&) { return std::string(); },
         [&](const std::string& n, const std::string& k) {
           code_.line("g_v[g_h] = " + view_.b_element(e_, "g_b", k, n) + ";");
         });
@@ -287,11 +306,12 @@ class MmaKernelWriter {
 
   // Loads `tile`'s chunks at depth k0. `other0` names the first row or column of the block along
   // the operand's dimension other than k, `other_size` its extent; index(other, k) gives the
-  // element's index in the operand, load(other, k) sets g_v[g_h] to it.
-  template <typename Index, typename Load>
+  // element's index in the operand, inside(other, k) the condition that it is not padding ("":
+  // none is), load(other, k) sets g_v[g_h] to it.
+  template <typename Index, typename Inside, typename Load>
   void load_operand(const OperandTile& tile, const std::string& k0, const std::string& buffer,
                     const std::string& other0, int64_t other_size, const Index& index,
-                    const Load& load) {
+                    const Inside& inside, const Load& load) {
     code_.line("#pragma unroll");
     e_.open_block(fmt::format("for (int g_p = 0; g_p < {}; ++g_p)", tile.per_thread));
     chunk_coordinates(tile);
@@ -302,11 +322,17 @@ class MmaKernelWriter {
       const std::string across = tile.inner_is_k ? "g_outer" : "g_inner";
       code_.line(fmt::format("const {} g_k = {} + {}, g_o = {} + {};", index_, k0, along_k, other0,
                              across));
-      code_.line(
-          fmt::format("kiln_cp_async_{}(&{}[{}][g_outer][g_inner], {} + {}, g_k < g_kend "
-                      "&& g_o < {});",
-                      tile.vector * format_.element_bytes, tile.shared(), buffer, tile.parameter,
-                      index("g_o", "g_k"), other_size));
+      std::string valid = fmt::format("g_k < g_kend && g_o < {}", other_size);
+      std::string at = index("g_o", "g_k");
+      // A chunk in the padding (a gathered convolution input's) is zero-filled, its address
+      // never formed.
+      if (const std::string in_image = inside("g_o", "g_k"); !in_image.empty()) {
+        valid = e_.temp("bool", valid + " && " + in_image);
+        at = fmt::format("({} ? {} : 0)", valid, at);
+      }
+      code_.line(fmt::format("kiln_cp_async_{}(&{}[{}][g_outer][g_inner], {} + {}, {});",
+                             tile.vector * format_.element_bytes, tile.shared(), buffer,
+                             tile.parameter, at, valid));
       e_.close_block();
       return;
     }
