@@ -44,10 +44,11 @@ struct MmaTiling {
 // block_n is the one of 64, 128, 192 and 256 (at most the columns rounded up to 64) whose grid
 // gives the busiest SM the least work: ceil(blocks / SMs) tiles, each weighed by its width plus
 // a fixed cost (cost = ceil(blocks / SMs) × (block_n + 32): every tile pays for its A tile and
-// its epilogue); block_n = 0 when even 64-wide tiles give fewer blocks than half the SMs (the
-// mma.sync kernel's split-K fills the GPU better). An SM holds two 64-wide blocks at once, one
-// of the others (shared memory); when the grid fills at most half of these slots, K is split (as the mma.sync kernel splits it: slices of equal whole K steps, at least
-// kWgmmaMinSplitSteps each) into as many slices as fit the slots, the slices' sums meeting in
+// its epilogue); block_n = 0 when even 64-wide tiles give fewer blocks than half the SMs (a small
+// grid: wgmma_small_grid_candidates below). An SM holds two 64-wide blocks at once, one of the
+// others (shared memory); when the grid fills at most half of these slots, K is split (as the
+// mma.sync kernel splits it: slices of equal whole K steps, at least kWgmmaMinSplitSteps each)
+// into as many slices as fit the slots, the slices' sums meeting in
 // the same f32 workspace and sum kernel (ResNet-50 b32's layer-4 3×3 convs: 104 blocks of
 // 128 × 64, 72 steps deep, two slices).
 // A contraction at most kWgmmaShallowSteps steps deep (ResNet's 1×1 convs from 64 or 128
@@ -119,16 +120,15 @@ MmaTiling choose_mma_tiling(int64_t batch, int64_t rows, int64_t cols, int64_t d
 std::vector<WgmmaTiling> wgmma_tiling_candidates(int64_t batch, int64_t rows, int64_t cols,
                                                  int64_t depth, const Target& target);
 // Where the heuristic finds no wgmma tiling (its 64-wide tiles fewer than half the SMs: batch 1's
-// convolutions and gemms), the wgmma kernel still beats the mma.sync kernel's split-K on most
+// convolutions and gemms), the wgmma kernel still beat the mma.sync kernel's split-K on most
 // (measured on an H200: 20 of ResNet-50 b1's 22 such contractions, 3 of BERT-base b1's 4; the
-// mma.sync kernel gathers a 3×3 conv's A through registers, two channels at a time): 64 and 128
-// wide (as the columns allow),
-// each whole and with K split into as many slices at least kWgmmaSmallGridMinSplitSteps deep as
-// the SMs' block slots hold, the heuristic's first: 64 wide, split where K is at least
-// kWgmmaSmallGridSplitSteps steps deep (the split's sum kernel costs about what a few steps do;
-// ResNet-50 b1's layer-4 3×3 conv, 8 tiles of 128 × 64, 72 steps: 15 slices, 3× faster than
-// whole), else whole. The contraction emitter offers the mma.sync tilings after these. Empty
-// where the heuristic has a wgmma tiling.
+// mma.sync kernel then gathered a 3×3 conv's A through registers, two channels at a time): 64
+// and 128 wide (as the columns allow), each whole and with K split into as many slices at least
+// kWgmmaSmallGridMinSplitSteps deep as the SMs' block slots hold, the heuristic's first: 64 wide,
+// split where K is at least kWgmmaSmallGridSplitSteps steps deep (the split's sum kernel costs
+// about what a few steps do; ResNet-50 b1's layer-4 3×3 conv, 8 tiles of 128 × 64, 72 steps: 15
+// slices, 3× faster than whole), else whole. The contraction emitter offers the mma.sync
+// tilings after these. Empty where the heuristic has a wgmma tiling.
 inline constexpr int kWgmmaSmallGridMinSplitSteps = 2;
 inline constexpr int kWgmmaSmallGridSplitSteps = 32;
 std::vector<WgmmaTiling> wgmma_small_grid_candidates(int64_t batch, int64_t rows, int64_t cols,

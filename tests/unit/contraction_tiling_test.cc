@@ -227,7 +227,7 @@ TEST(ContractionTiling, SmallGridsOfferWgmmaTilingsSplitFine) {
   EXPECT_EQ(layer1[0].splits, 1);
   EXPECT_EQ(layer1[1].splits, 3);
   EXPECT_EQ(layer1[1].split_depth, 192);
-  // A 1×1 conv two steps deep keeps the shallow stage count and is not split.
+  // A 1×1 conv one step deep keeps the shallow stage count and is not split.
   const std::vector<WgmmaTiling> shallow = wgmma_small_grid_candidates(1, 3136, 64, 64, hopper);
   ASSERT_EQ(shallow.size(), 1u);
   EXPECT_EQ(shallow[0].stages, kWgmmaShallowStages);
