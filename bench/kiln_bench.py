@@ -54,8 +54,6 @@ def run_kiln_bench(kiln, model_path, json_path, iters, warmup, extra_args=(),
             merged.setdefault(key, value)  # "device" and the like: the first run's
         if error and "error" not in merged:
             merged["error"] = error
-    if os.path.exists(json_path):
-        os.remove(json_path)
-    with open(json_path, "w") as f:
+    with open(json_path, "w") as f:  # the merged figures replace the last run's
         json.dump(merged, f, indent=1)
     return merged
