@@ -127,8 +127,9 @@ def time_kiln(entry, path, name, batch, args):
     """Adds kiln unfused's and fused's medians and cosines to `entry`, or kiln's error."""
     profile = ["--profile", str(args.kiln_profile)] if args.kiln_profile else []
     kiln = run_kiln_bench(args.kiln, path, os.path.join(args.out_dir, f"{name}_b{batch}_kiln.json"),
-                          args.iters, args.warmup, ["--precision", "fp16"] + profile)
-    for variant in ("unfused", "fused"):
+                          args.iters, args.warmup, ["--precision", "fp16"] + profile,
+                          variants=args.kiln_variants)
+    for variant in args.kiln_variants.split(","):
         figures = kiln.get(variant, {})
         if "median_ms" in figures:
             entry[f"kiln {variant}"] = figures["median_ms"]
@@ -216,8 +217,12 @@ def main():
                         help="torch.compile modes to time (default: default,reduce-overhead)")
     parser.add_argument("--kiln-profile", type=int, default=0, metavar="N",
                         help="print kiln's N slowest kernel launches per variant")
+    parser.add_argument("--kiln-variants", default="unfused,fused",
+                        help="kiln variants to time (fused alone halves kiln's share of the run: "
+                             "each variant checks against the CPU reference twice)")
     args = parser.parse_args()
     chosen(parser, args.models, MODELS, "model")
+    chosen(parser, args.kiln_variants, ["unfused", "fused"], "kiln variant")
     chosen(parser, args.compile_modes, ["default", "reduce-overhead", "kiln"],
            "torch.compile mode")
     if not torch.cuda.is_available():
