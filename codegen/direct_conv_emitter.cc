@@ -3,9 +3,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <set>
+
 #include "codegen/cuda_expr.h"
 #include "codegen/element_emitter.h"
 #include "codegen/grid_stride.h"
+#include "codegen/vector_access.h"
 #include "ir/error.h"
 #include "ir/ops/nn_conv_geometry.h"
 
@@ -17,6 +21,8 @@ constexpr int64_t kMaxDirectInChannels = 16;
 constexpr int64_t kMaxDirectOutChannels = 15;
 // Windows up to this many taps per channel are unrolled.
 constexpr int64_t kMaxUnrolledTaps = 32;
+// Channels a thread of a vectorized depthwise conv computes: 16 bytes of 16-bit X a tap.
+constexpr int kDepthwiseVector = 8;
 
 const Node* conv_anchor(const KernelBody& body) {
   return first_node_of(body, {"conv", "conv_transpose"});
@@ -27,6 +33,20 @@ bool is_direct(const Node& conv) {
   const nn::ConvGeometry g = nn::conv_geometry(conv);
   return g.in_spatial.size() != 2 || (g.in_channels / g.group <= kMaxDirectInChannels &&
                                       g.out_channels / g.group <= kMaxDirectOutChannels);
+}
+
+// Whether `conv` in `body` is a channels-last depthwise conv (one input and one output channel a
+// group) whose 16-bit X, a kernel input, has a multiple of kDepthwiseVector channels: a thread
+// then computes kDepthwiseVector neighbouring channels of one output position, each tap one
+// 16-byte load of X (see the header).
+bool vectorizes_depthwise(const KernelBody& body, const Node& conv) {
+  if (conv.op() != "conv" || !nn::is_channels_last_conv(conv)) return false;
+  const nn::ConvGeometry g = nn::conv_geometry(conv);
+  const Value* x = conv.operand(0);
+  const DType dtype = x->type().dtype;
+  return g.group == g.in_channels && g.out_channels == g.in_channels &&
+         g.in_channels % kDepthwiseVector == 0 && (dtype == DType::kF16 || dtype == DType::kBF16) &&
+         std::find(body.inputs.begin(), body.inputs.end(), x) != body.inputs.end();
 }
 
 class DirectConvWriter {
@@ -45,6 +65,7 @@ class DirectConvWriter {
         channels_last_(nn::is_channels_last_conv(conv)) {}
 
   std::string write(int64_t count) {
+    if (vectorizes_depthwise(body_, conv_)) return write_depthwise_vectors(count);
     open_grid_stride_loop(e_, count);
     // Y is [N, M, D'...], or [N, D'..., M] channels-last.
     const Shape& y = conv_.result()->type().shape;
@@ -81,11 +102,79 @@ class DirectConvWriter {
   }
 
  private:
+  // vectorizes_depthwise's kernel: index q strides over the output in vectors of
+  // kDepthwiseVector channels, i0 = q · kDepthwiseVector their first element.
+  std::string write_depthwise_vectors(int64_t count) {
+    const Shape& y = conv_.result()->type().shape;
+    declare_grid_stride(e_);
+    const std::string& index = e_.index_type();
+    e_.open_block(
+        fmt::format("for ({} q = first; q < {}; q += stride)", index, count / kDepthwiseVector));
+    code_.line(fmt::format("// {} channels a thread: X one 16-byte load a tap", kDepthwiseVector));
+    code_.line(fmt::format("const {} i0 = q * {};", index, kDepthwiseVector));
+    image_ = e_.coordinate("i0", y, 0);
+    for (size_t d = 0; d < geometry_.kernel.size(); ++d) {
+      out_position_.push_back(e_.coordinate("i0", y, d + 1));
+    }
+    out_channel_ = e_.coordinate("i0", y, y.size() - 1);
+    code_.line(fmt::format("{} acc[{}] = {{}};", accumulator_, kDepthwiseVector));
+    vectors_ = true;
+    write_window(0, {}, {});
+    declare_result_vectors(code_, body_.outputs, kDepthwiseVector);
+    code_.line("#pragma unroll");
+    e_.open_block(fmt::format("for (int j = 0; j < {}; ++j)", kDepthwiseVector));
+    code_.line(fmt::format("const {} i = i0 + j;", index));
+    std::vector<std::string> coordinates = {image_};
+    coordinates.insert(coordinates.end(), out_position_.begin(), out_position_.end());
+    const std::string channel = e_.index_temp(out_channel_ + " + j");
+    coordinates.push_back(channel);
+    e_.set_coordinates("i", y, coordinates);
+    std::string result = "acc[j]";
+    if (conv_.operands().size() > 2) {
+      result = e_.temp(accumulator_, "acc[j] + " + e_.element(conv_.operand(2), channel));
+    }
+    e_.bind(conv_.result(), "i", result);
+    for (size_t k = 0; k < body_.outputs.size(); ++k) {
+      code_.line(fmt::format("r{}.v[j] = {};", k, e_.stored(body_.outputs[k], "i")));
+    }
+    e_.close_block();
+    store_result_vectors(code_, body_.outputs, outputs_, kDepthwiseVector, "q");
+    e_.close_block();
+    return code_.text();
+  }
+
+  // One tap of the vectorized depthwise conv at input position `inputs`: X's 16 bytes there,
+  // each channel times its weight at `taps`.
+  void write_vector_multiply_add(const std::vector<std::string>& inputs,
+                                 const std::vector<std::string>& taps) {
+    std::vector<std::string> x_coordinates = {image_};
+    x_coordinates.insert(x_coordinates.end(), inputs.begin(), inputs.end());
+    x_coordinates.push_back(out_channel_);
+    const Value* x = conv_.operand(0);
+    const std::string x_index = e_.flat_index(x_coordinates, x->type().shape);
+    const std::string x_vector = vector_type(x->type().dtype, kDepthwiseVector);
+    code_.line(fmt::format("const {0} xv = *reinterpret_cast<const {0}*>(&{1}[{2}]);", x_vector,
+                           e_.params().read(x), x_index));
+    code_.line("#pragma unroll");
+    e_.open_block(fmt::format("for (int j = 0; j < {}; ++j)", kDepthwiseVector));
+    std::vector<std::string> w_coordinates = {e_.index_temp(out_channel_ + " + j")};
+    w_coordinates.insert(w_coordinates.end(), taps.begin(), taps.end());
+    w_coordinates.push_back("0");
+    const std::string w =
+        e_.element(conv_.operand(1), e_.flat_index(w_coordinates, conv_.operand(1)->type().shape));
+    code_.line(fmt::format("acc[j] += {} * {};", widened(x->type().dtype, "xv.v[j]"), w));
+    e_.close_block();
+  }
+
   // The loops over kernel offsets of spatial dims d and on; `inputs` and `taps` hold the input
   // position and kernel offset of the dims before d.
   void write_window(size_t d, std::vector<std::string> inputs, std::vector<std::string> taps) {
     if (d == geometry_.kernel.size()) {
-      write_multiply_add(inputs, taps);
+      if (vectors_) {
+        write_vector_multiply_add(inputs, taps);
+      } else {
+        write_multiply_add(inputs, taps);
+      }
       return;
     }
     const std::string k = "k" + std::to_string(d);
@@ -159,6 +248,7 @@ class DirectConvWriter {
   std::string accumulator_;
   bool round_tf32_;
   bool channels_last_;
+  bool vectors_ = false;  // write_depthwise_vectors's
   std::string image_, out_channel_, group_, in_channel_, weight_row_;
   std::vector<std::string> out_position_;
 };
@@ -175,7 +265,14 @@ KernelSpec emit_direct_conv_kernel(const KernelBody& body) {
   if (!conv) throw InternalError("emit_direct_conv_kernel: no conv in the body");
   const int64_t count = conv->result()->type().num_elements();
   KernelSpec spec;
-  const std::vector<std::string> outputs = begin_grid_stride_spec(spec, body, *conv, count, count);
+  const int64_t threads = vectorizes_depthwise(body, *conv) ? count / kDepthwiseVector : count;
+  const std::vector<std::string> outputs =
+      begin_grid_stride_spec(spec, body, *conv, threads, count);
+  if (threads != count) {
+    std::set<DType> dtypes = {conv->operand(0)->type().dtype};
+    for (const Value* output : body.outputs) dtypes.insert(output->type().dtype);
+    spec.definitions = vector_definitions(dtypes, kDepthwiseVector);
+  }
   spec.body = DirectConvWriter(body, *conv, spec, outputs).write(count);
   return spec;
 }

@@ -89,6 +89,8 @@ MUTATIONS = {
                            lambda match: match[1] + str(int(match[2]) // 2)),
     # The tiled attention stores the rows of its last query tile past M too.
     "no_output_row_check": (r"if \(g_q < \d+\)", "if (true)"),
+    # The vectorized depthwise conv multiplies every channel's weight by the vector's first X.
+    "depthwise_first_channel_only": (r"xv\.v\[j\]", "xv.v[0]"),
     # A kernel's __launch_bounds__ below the threads it is launched with.
     "low_launch_bounds": (r"__launch_bounds__\(\d+\)", "__launch_bounds__(32)"),
 }
