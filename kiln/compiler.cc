@@ -1,12 +1,12 @@
 // The compiler driver (see the header).
 #include "kiln/compiler.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <future>
 #include <optional>
-
-#include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include "codegen/kernel_cache.h"
 #include "codegen/lower.h"
@@ -19,6 +19,7 @@
 #include "passes/fuse_kernels.h"
 #include "passes/fuse_siblings.h"
 #include "runtime/session.h"
+#include "runtime/timing_stats.h"
 #include "target/native_target.h"
 
 namespace kiln {
@@ -108,9 +109,7 @@ ProgramTimes time_on_gpu(Program program) {
   ProgramTimes times;
   times.outputs = session.run(inputs);
   times.step_ms = session.profile_steps(kTuningIterations, kTuningWarmup);
-  std::vector<float> replays = session.time(kTuningIterations, kTuningWarmup);
-  std::nth_element(replays.begin(), replays.begin() + replays.size() / 2, replays.end());
-  times.program_ms = replays[replays.size() / 2];
+  times.program_ms = median(session.time(kTuningIterations, kTuningWarmup));
   return times;
 }
 

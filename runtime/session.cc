@@ -14,11 +14,12 @@
 
 #include "ir/error.h"
 #include "runtime/cuda_api.h"
-#include "runtime/device_memory_fit.h"
 #include "runtime/device_list.h"
+#include "runtime/device_memory_fit.h"
 #include "runtime/loaded_program.h"
 #include "runtime/program_io.h"
 #include "runtime/program_validation.h"
+#include "runtime/timing_stats.h"
 
 namespace kiln {
 namespace {
@@ -91,11 +92,6 @@ struct StepArguments {
   std::vector<TensorMapBytes> maps;  // encoded for `pointers` (kernel_header.h, KernelTensorMap)
   std::vector<void*> addresses;
 };
-
-float median(std::vector<float> values) {
-  std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
-}
 
 }  // namespace
 

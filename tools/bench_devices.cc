@@ -9,14 +9,10 @@
 #include "runtime/concurrent_timing.h"
 #include "runtime/device_list.h"
 #include "runtime/session.h"
+#include "runtime/timing_stats.h"
 
 namespace kiln::tools {
 namespace {
-
-double percentile(std::vector<float> values, double fraction) {
-  std::sort(values.begin(), values.end());
-  return values.at(static_cast<size_t>(fraction * static_cast<double>(values.size() - 1)));
-}
 
 int64_t batch_of(const Program& program) {
   if (program.inputs.empty()) return 1;

@@ -43,11 +43,12 @@
 #include "runtime/device_list.h"
 #include "runtime/kernel_header.h"
 #include "runtime/session.h"
+#include "runtime/timing_stats.h"
 #include "tools/bench_devices.h"
 #include "tools/commands.h"
 #include "tools/compare.h"
-#include "tools/model_inputs.h"
 #include "tools/input_shapes.h"
+#include "tools/model_inputs.h"
 #include "tools/pass_options.h"
 #include "tools/profile_report.h"
 #include "tools/progress.h"
@@ -112,12 +113,6 @@ std::vector<Tensor> in_program_dtypes(const Program& program, const std::vector<
     converted.push_back(as_float_dtype(inputs[i], program.buffers[program.inputs[i]].type.dtype));
   }
   return converted;
-}
-
-double percentile(std::vector<float> values, double fraction) {
-  std::sort(values.begin(), values.end());
-  const size_t index = static_cast<size_t>(fraction * static_cast<double>(values.size() - 1));
-  return values.at(index);
 }
 
 // Every launch of `session`'s program with its median time, slowest first.
