@@ -23,6 +23,10 @@ constexpr int64_t kMaxDirectOutChannels = 15;
 constexpr int64_t kMaxUnrolledTaps = 32;
 // Channels a thread of a vectorized depthwise conv computes: 16 bytes of 16-bit X a tap.
 constexpr int kDepthwiseVector = 8;
+// Vectorized only with at least this many vectors (8 warps an SM on 132 SMs): a smaller conv
+// (batch 1's deeper layers) keeps a thread an element, eight times the threads to hide latency.
+// Not yet measured either way.
+constexpr int64_t kMinDepthwiseVectors = 32768;
 
 const Node* conv_anchor(const KernelBody& body) {
   return first_node_of(body, {"conv", "conv_transpose"});
@@ -36,9 +40,9 @@ bool is_direct(const Node& conv) {
 }
 
 // Whether `conv` in `body` is a channels-last depthwise conv (one input and one output channel a
-// group) whose 16-bit X, a kernel input, has a multiple of kDepthwiseVector channels: a thread
-// then computes kDepthwiseVector neighbouring channels of one output position, each tap one
-// 16-byte load of X (see the header).
+// group) whose 16-bit X, a kernel input, has a multiple of kDepthwiseVector channels, with at
+// least kMinDepthwiseVectors vectors: a thread then computes kDepthwiseVector neighbouring
+// channels of one output position, each tap one 16-byte load of X (see the header).
 bool vectorizes_depthwise(const KernelBody& body, const Node& conv) {
   if (conv.op() != "conv" || !nn::is_channels_last_conv(conv)) return false;
   const nn::ConvGeometry g = nn::conv_geometry(conv);
@@ -46,6 +50,7 @@ bool vectorizes_depthwise(const KernelBody& body, const Node& conv) {
   const DType dtype = x->type().dtype;
   return g.group == g.in_channels && g.out_channels == g.in_channels &&
          g.in_channels % kDepthwiseVector == 0 && (dtype == DType::kF16 || dtype == DType::kBF16) &&
+         conv.result()->type().num_elements() / kDepthwiseVector >= kMinDepthwiseVectors &&
          std::find(body.inputs.begin(), body.inputs.end(), x) != body.inputs.end();
 }
 

@@ -18,11 +18,12 @@
 // computed as the window reads them, and each output element then goes through the fusion's
 // epilogue (clip, residual add, cast, ...) at its flat index, as in the contraction emitter.
 // A channels-last depthwise conv (one channel a group) whose 16-bit X is a kernel input with a
-// multiple of 8 channels takes 8 neighbouring channels of one output position a thread: each
-// tap one 16-byte load of X for the 8 (instead of 8 loads and 8 copies of the index arithmetic
-// and padding tests), the weights per lane, and the results as one 16-byte vector per output
-// (codegen/vector_access.h). MobileNetV2 b128's 17 depthwise convs took 1.77 ms of its 3.25 ms
-// of launches one element a thread, against cuDNN's 0.66 (docs/PERF.md, session 16).
+// multiple of 8 channels, and at least 32768 such vectors of output (a smaller one keeps a
+// thread an element, for parallelism), takes 8 neighbouring channels of one output position a
+// thread: each tap one 16-byte load of X for the 8 (instead of 8 loads and 8 copies of the index
+// arithmetic and padding tests), the weights per lane, and the results as one 16-byte vector per
+// output (codegen/vector_access.h). MobileNetV2 b128's 17 depthwise convs took 1.88 ms of its
+// 3.25 ms of launches one element a thread, against cuDNN's 0.66 (docs/PERF.md, session 16).
 #pragma once
 
 #include "codegen/kernel_body.h"
