@@ -36,10 +36,10 @@
 #include <optional>
 #include <random>
 
+#include "codegen/kernel_cache.h"
 #include "ir/error.h"
 #include "kiln/compiler.h"
 #include "passes/precision_policy.h"
-#include "reference/reference_interpreter.h"
 #include "runtime/device_list.h"
 #include "runtime/kernel_header.h"
 #include "runtime/session.h"
@@ -52,6 +52,7 @@
 #include "tools/pass_options.h"
 #include "tools/profile_report.h"
 #include "tools/progress.h"
+#include "tools/reference_cache.h"
 #include "tools/tactic_options.h"
 
 namespace kiln::tools {
@@ -276,7 +277,14 @@ int run_bench(const BenchOptions& options) {
           : order_inputs(graph_signature(*reference_graph), read_input_files(options.inputs)),
       options.passes.precision);
   progress.stage("CPU reference run");
-  const std::vector<Tensor> expected = run_reference(*reference_graph, inputs);
+  bool reference_from_cache = false;
+  const std::vector<Tensor> expected =
+      cached_reference_outputs(options.model, *reference_graph, inputs,
+                               codegen::kernel_cache_directory(""), &reference_from_cache);
+  if (reference_from_cache) {
+    std::cerr << "kiln bench: the CPU reference's outputs from the cache (same kiln binary, "
+                 "model and inputs)\n";
+  }
 
   nlohmann::json report;
   report["model"] = options.model;
