@@ -36,9 +36,9 @@
 #include <optional>
 #include <random>
 
-#include "codegen/kernel_cache.h"
 #include "ir/error.h"
 #include "kiln/compiler.h"
+#include "kiln/reference_cache.h"
 #include "passes/precision_policy.h"
 #include "runtime/device_list.h"
 #include "runtime/kernel_header.h"
@@ -52,7 +52,6 @@
 #include "tools/pass_options.h"
 #include "tools/profile_report.h"
 #include "tools/progress.h"
-#include "tools/reference_cache.h"
 #include "tools/tactic_options.h"
 
 namespace kiln::tools {
@@ -279,8 +278,7 @@ int run_bench(const BenchOptions& options) {
   progress.stage("CPU reference run");
   bool reference_from_cache = false;
   const std::vector<Tensor> expected =
-      cached_reference_outputs(options.model, *reference_graph, inputs,
-                               codegen::kernel_cache_directory(""), &reference_from_cache);
+      cached_reference_outputs(options.model, *reference_graph, inputs, "", &reference_from_cache);
   if (reference_from_cache) {
     std::cerr << "kiln bench: the CPU reference's outputs from the cache (same kiln binary, "
                  "model and inputs)\n";

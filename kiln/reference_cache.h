@@ -16,11 +16,12 @@
 #include "ir/graph.h"
 #include "ir/tensor.h"
 
-namespace kiln::tools {
+namespace kiln {
 
-// run_reference(graph, inputs), or the cached outputs of an earlier run for the same key;
-// `cache_directory` "" disables the cache. A cache that cannot be read or written is not an
-// error: the reference runs. `from_cache`, when given, says which it was.
+// run_reference(graph, inputs), or the cached outputs of an earlier run for the same key, in
+// `cache_directory` as codegen::kernel_cache_directory resolves it ("": $KILN_CACHE_DIR, then
+// $XDG_CACHE_HOME/kiln, then ~/.cache/kiln; none of them: no cache). A cache that cannot be read
+// or written is not an error: the reference runs. `from_cache`, when given, says which it was.
 std::vector<Tensor> cached_reference_outputs(const std::string& model_path, const Graph& graph,
                                              const std::vector<Tensor>& inputs,
                                              const std::string& cache_directory,
@@ -34,4 +35,4 @@ std::optional<std::vector<Tensor>> decode_tensors(std::span<const uint8_t> bytes
 std::string reference_key(const std::string& executable_identity, std::string_view model_bytes,
                           const std::vector<Tensor>& inputs);
 
-}  // namespace kiln::tools
+}  // namespace kiln

@@ -1,5 +1,5 @@
 // Cached CPU reference outputs for kiln bench (see the header).
-#include "tools/reference_cache.h"
+#include "kiln/reference_cache.h"
 
 #include <fmt/format.h>
 #include <sys/stat.h>
@@ -15,7 +15,7 @@
 #include "runtime/byte_reader.h"
 #include "runtime/byte_writer.h"
 
-namespace kiln::tools {
+namespace kiln {
 namespace {
 
 constexpr std::string_view kEntryTag = "kiln reference outputs 1";
@@ -102,10 +102,11 @@ std::vector<Tensor> cached_reference_outputs(const std::string& model_path, cons
                                              const std::vector<Tensor>& inputs,
                                              const std::string& cache_directory, bool* from_cache) {
   if (from_cache) *from_cache = false;
+  const std::string directory = codegen::kernel_cache_directory(cache_directory);
   const std::string identity = executable_identity();
   const std::optional<std::string> model = file_bytes(model_path);
-  if (cache_directory.empty() || identity.empty() || !model) return run_reference(graph, inputs);
-  const codegen::KernelCache cache(cache_directory);
+  if (directory.empty() || identity.empty() || !model) return run_reference(graph, inputs);
+  const codegen::KernelCache cache(directory);
   const std::string key = reference_key(identity, *model, inputs);
   if (const std::optional<std::vector<uint8_t>> entry = cache.load(key)) {
     if (std::optional<std::vector<Tensor>> outputs = decode_tensors(*entry)) {
@@ -118,4 +119,4 @@ std::vector<Tensor> cached_reference_outputs(const std::string& model_path, cons
   return outputs;
 }
 
-}  // namespace kiln::tools
+}  // namespace kiln
