@@ -56,8 +56,9 @@ bool vectorizes_depthwise(const KernelBody& body, const Node& conv) {
 
 class DirectConvWriter {
  public:
+  // `vectors`: vectorizes_depthwise's answer for the conv.
   DirectConvWriter(const KernelBody& body, const Node& conv, KernelSpec& spec,
-                   const std::vector<std::string>& outputs)
+                   const std::vector<std::string>& outputs, bool vectors)
       : body_(body),
         conv_(conv),
         transpose_(conv.op() == "conv_transpose"),
@@ -67,10 +68,11 @@ class DirectConvWriter {
         e_(code_, spec.params, grid_stride_index_type(body)),
         accumulator_(cuda_compute_type(conv.result()->type().dtype)),
         round_tf32_(conv.has_attr("tf32") && conv.int_attr("tf32") != 0),
-        channels_last_(nn::is_channels_last_conv(conv)) {}
+        channels_last_(nn::is_channels_last_conv(conv)),
+        vectors_(vectors) {}
 
   std::string write(int64_t count) {
-    if (vectorizes_depthwise(body_, conv_)) return write_depthwise_vectors(count);
+    if (vectors_) return write_depthwise_vectors(count);
     open_grid_stride_loop(e_, count);
     // Y is [N, M, D'...], or [N, D'..., M] channels-last.
     const Shape& y = conv_.result()->type().shape;
@@ -123,7 +125,6 @@ class DirectConvWriter {
     }
     out_channel_ = e_.coordinate("i0", y, y.size() - 1);
     code_.line(fmt::format("{} acc[{}] = {{}};", accumulator_, kDepthwiseVector));
-    vectors_ = true;
     write_window(0, {}, {});
     declare_result_vectors(code_, body_.outputs, kDepthwiseVector);
     code_.line("#pragma unroll");
@@ -253,7 +254,7 @@ class DirectConvWriter {
   std::string accumulator_;
   bool round_tf32_;
   bool channels_last_;
-  bool vectors_ = false;  // write_depthwise_vectors's
+  const bool vectors_;  // write_depthwise_vectors's kernel
   std::string image_, out_channel_, group_, in_channel_, weight_row_;
   std::vector<std::string> out_position_;
 };
@@ -270,15 +271,15 @@ KernelSpec emit_direct_conv_kernel(const KernelBody& body) {
   if (!conv) throw InternalError("emit_direct_conv_kernel: no conv in the body");
   const int64_t count = conv->result()->type().num_elements();
   KernelSpec spec;
-  const int64_t threads = vectorizes_depthwise(body, *conv) ? count / kDepthwiseVector : count;
+  const bool vectors = vectorizes_depthwise(body, *conv);
   const std::vector<std::string> outputs =
-      begin_grid_stride_spec(spec, body, *conv, threads, count);
-  if (threads != count) {
+      begin_grid_stride_spec(spec, body, *conv, vectors ? count / kDepthwiseVector : count, count);
+  if (vectors) {
     std::set<DType> dtypes = {conv->operand(0)->type().dtype};
     for (const Value* output : body.outputs) dtypes.insert(output->type().dtype);
     spec.definitions = vector_definitions(dtypes, kDepthwiseVector);
   }
-  spec.body = DirectConvWriter(body, *conv, spec, outputs).write(count);
+  spec.body = DirectConvWriter(body, *conv, spec, outputs, vectors).write(count);
   return spec;
 }
 
