@@ -23,10 +23,13 @@ constexpr int64_t kMaxDirectOutChannels = 15;
 constexpr int64_t kMaxUnrolledTaps = 32;
 // Channels a thread of a vectorized depthwise conv computes: 16 bytes of 16-bit X a tap.
 constexpr int kDepthwiseVector = 8;
-// Vectorized only with at least this many vectors (8 warps an SM on 132 SMs): a smaller conv
-// (batch 1's deeper layers) keeps a thread an element, eight times the threads to hide latency.
-// Not yet measured either way.
+// The heuristic vectorizes with at least this many vectors (8 warps an SM on 132 SMs): a smaller
+// conv (batch 1's deeper layers) keeps a thread an element, eight times the threads to hide
+// latency. A guess; measurement (the two tactics) decides where there is a GPU.
 constexpr int64_t kMinDepthwiseVectors = 32768;
+// The tactics of a conv that can be vectorized.
+constexpr const char* kVectorTactic = "8 channels a thread";
+constexpr const char* kElementTactic = "an element a thread";
 
 const Node* conv_anchor(const KernelBody& body) {
   return first_node_of(body, {"conv", "conv_transpose"});
@@ -40,25 +43,43 @@ bool is_direct(const Node& conv) {
 }
 
 // Whether `conv` in `body` is a channels-last depthwise conv (one input and one output channel a
-// group) whose 16-bit X, a kernel input, has a multiple of kDepthwiseVector channels, with at
-// least kMinDepthwiseVectors vectors: a thread then computes kDepthwiseVector neighbouring
-// channels of one output position, each tap one 16-byte load of X (see the header).
-bool vectorizes_depthwise(const KernelBody& body, const Node& conv) {
+// group) whose 16-bit X, a kernel input, has a multiple of kDepthwiseVector channels: a thread
+// can then compute kDepthwiseVector neighbouring channels of one output position, each tap one
+// 16-byte load of X (see the header).
+bool can_vectorize_depthwise(const KernelBody& body, const Node& conv) {
   if (conv.op() != "conv" || !nn::is_channels_last_conv(conv)) return false;
   const nn::ConvGeometry g = nn::conv_geometry(conv);
   const Value* x = conv.operand(0);
   const DType dtype = x->type().dtype;
   return g.group == g.in_channels && g.out_channels == g.in_channels &&
          g.in_channels % kDepthwiseVector == 0 && (dtype == DType::kF16 || dtype == DType::kBF16) &&
-         conv.result()->type().num_elements() / kDepthwiseVector >= kMinDepthwiseVectors &&
          std::find(body.inputs.begin(), body.inputs.end(), x) != body.inputs.end();
+}
+
+// The heuristic's choice for such a conv: vectors where they leave enough threads.
+bool vectorizes_by_default(const Node& conv) {
+  return conv.result()->type().num_elements() / kDepthwiseVector >= kMinDepthwiseVectors;
+}
+
+// Whether the vectorized depthwise conv also reads its weights in vectors: W [C, k..., 1] of a
+// 16-bit type, a kernel input, holds a thread's kDepthwiseVector channels' taps as
+// kDepthwiseVector · taps neighbouring elements starting at a multiple of 16 bytes, so `taps`
+// 16-byte loads bring them into registers (where the taps' loop is unrolled), instead of one
+// 2-byte load a channel and tap: 72 loads for a 3 × 3 window, eight times its X loads.
+bool vectorizes_depthwise_weights(const KernelBody& body, const Node& conv) {
+  const Value* w = conv.operand(1);
+  const DType dtype = w->type().dtype;
+  return (dtype == DType::kF16 || dtype == DType::kBF16) &&
+         num_elements(nn::conv_geometry(conv).kernel) <= kMaxUnrolledTaps &&
+         std::find(body.inputs.begin(), body.inputs.end(), w) != body.inputs.end();
 }
 
 class DirectConvWriter {
  public:
-  // `vectors`: vectorizes_depthwise's answer for the conv.
+  // `vectors`: whether a thread computes kDepthwiseVector channels (the conv then
+  // can_vectorize_depthwise); `weight_vectors`: vectorizes_depthwise_weights's answer.
   DirectConvWriter(const KernelBody& body, const Node& conv, KernelSpec& spec,
-                   const std::vector<std::string>& outputs, bool vectors)
+                   const std::vector<std::string>& outputs, bool vectors, bool weight_vectors)
       : body_(body),
         conv_(conv),
         transpose_(conv.op() == "conv_transpose"),
@@ -69,7 +90,8 @@ class DirectConvWriter {
         accumulator_(cuda_compute_type(conv.result()->type().dtype)),
         round_tf32_(conv.has_attr("tf32") && conv.int_attr("tf32") != 0),
         channels_last_(nn::is_channels_last_conv(conv)),
-        vectors_(vectors) {}
+        vectors_(vectors),
+        weight_vectors_(weight_vectors) {}
 
   std::string write(int64_t count) {
     if (vectors_) return write_depthwise_vectors(count);
@@ -109,7 +131,7 @@ class DirectConvWriter {
   }
 
  private:
-  // vectorizes_depthwise's kernel: index q strides over the output in vectors of
+  // The vectorized depthwise kernel: index q strides over the output in vectors of
   // kDepthwiseVector channels, i0 = q · kDepthwiseVector their first element.
   std::string write_depthwise_vectors(int64_t count) {
     const Shape& y = conv_.result()->type().shape;
@@ -125,6 +147,7 @@ class DirectConvWriter {
     }
     out_channel_ = e_.coordinate("i0", y, y.size() - 1);
     code_.line(fmt::format("{} acc[{}] = {{}};", accumulator_, kDepthwiseVector));
+    if (weight_vectors_) load_weight_vectors();
     write_window(0, {}, {});
     declare_result_vectors(code_, body_.outputs, kDepthwiseVector);
     code_.line("#pragma unroll");
@@ -149,6 +172,26 @@ class DirectConvWriter {
     return code_.text();
   }
 
+  // vectorizes_depthwise_weights's registers: wv[t] holds elements 8t.. of the thread's channels'
+  // taps, channel j's tap t at element j · taps + t.
+  void load_weight_vectors() {
+    const Value* w = conv_.operand(1);
+    const int64_t taps = num_elements(geometry_.kernel);
+    std::vector<std::string> first(w->type().shape.size(), "0");
+    first[0] = out_channel_;
+    const std::string w_vector = vector_type(w->type().dtype, kDepthwiseVector);
+    code_.line(fmt::format("// W's {} taps of the {} channels: {} 16-byte loads", taps,
+                           kDepthwiseVector, taps));
+    code_.line(fmt::format("{} wv[{}];", w_vector, taps));
+    const std::string at = e_.flat_index(first, w->type().shape);
+    code_.line(fmt::format("const {0}* w_taps = reinterpret_cast<const {0}*>(&{1}[{2}]);", w_vector,
+                           e_.params().read(w), at));
+    code_.line("#pragma unroll");
+    e_.open_block(fmt::format("for (int t = 0; t < {}; ++t)", taps));
+    code_.line("wv[t] = w_taps[t];");
+    e_.close_block();
+  }
+
   // One tap of the vectorized depthwise conv at input position `inputs`: X's 16 bytes there,
   // each channel times its weight at `taps`.
   void write_vector_multiply_add(const std::vector<std::string>& inputs,
@@ -163,11 +206,23 @@ class DirectConvWriter {
                            e_.params().read(x), x_index));
     code_.line("#pragma unroll");
     e_.open_block(fmt::format("for (int j = 0; j < {}; ++j)", kDepthwiseVector));
-    std::vector<std::string> w_coordinates = {e_.index_temp(out_channel_ + " + j")};
-    w_coordinates.insert(w_coordinates.end(), taps.begin(), taps.end());
-    w_coordinates.push_back("0");
-    const std::string w =
-        e_.element(conv_.operand(1), e_.flat_index(w_coordinates, conv_.operand(1)->type().shape));
+    const Value* weights = conv_.operand(1);
+    std::string w;
+    if (weight_vectors_) {
+      // Element j · taps + tap of wv: constant once the loops are unrolled.
+      std::vector<std::string> tap_coordinates = taps;
+      tap_coordinates.push_back("0");
+      const Shape tap_shape(weights->type().shape.begin() + 1, weights->type().shape.end());
+      const std::string at = e_.index_temp(fmt::format("j * {} + {}", num_elements(tap_shape),
+                                                       e_.flat_index(tap_coordinates, tap_shape)));
+      w = widened(weights->type().dtype,
+                  fmt::format("wv[{0} / {1}].v[{0} % {1}]", at, kDepthwiseVector));
+    } else {
+      std::vector<std::string> w_coordinates = {e_.index_temp(out_channel_ + " + j")};
+      w_coordinates.insert(w_coordinates.end(), taps.begin(), taps.end());
+      w_coordinates.push_back("0");
+      w = e_.element(weights, e_.flat_index(w_coordinates, weights->type().shape));
+    }
     code_.line(fmt::format("acc[j] += {} * {};", widened(x->type().dtype, "xv.v[j]"), w));
     e_.close_block();
   }
@@ -254,7 +309,8 @@ class DirectConvWriter {
   std::string accumulator_;
   bool round_tf32_;
   bool channels_last_;
-  const bool vectors_;  // write_depthwise_vectors's kernel
+  const bool vectors_;         // write_depthwise_vectors's kernel
+  const bool weight_vectors_;  // its weights in registers (load_weight_vectors)
   std::string image_, out_channel_, group_, in_channel_, weight_row_;
   std::vector<std::string> out_position_;
 };
@@ -266,20 +322,35 @@ bool is_direct_conv_body(const KernelBody& body) {
   return conv && is_direct(*conv);
 }
 
-KernelSpec emit_direct_conv_kernel(const KernelBody& body) {
+std::vector<std::string> direct_conv_tactics(const KernelBody& body) {
+  const Node* conv = conv_anchor(body);
+  if (!conv || !can_vectorize_depthwise(body, *conv)) return {};
+  if (vectorizes_by_default(*conv)) return {kVectorTactic, kElementTactic};
+  return {kElementTactic, kVectorTactic};
+}
+
+KernelSpec emit_direct_conv_kernel(const KernelBody& body, int tactic) {
   const Node* conv = conv_anchor(body);
   if (!conv) throw InternalError("emit_direct_conv_kernel: no conv in the body");
   const int64_t count = conv->result()->type().num_elements();
   KernelSpec spec;
-  const bool vectors = vectorizes_depthwise(body, *conv);
+  const std::vector<std::string> tactics = direct_conv_tactics(body);
+  if (tactic < 0 || static_cast<size_t>(tactic) >= std::max<size_t>(tactics.size(), 1)) {
+    throw InternalError(
+        fmt::format("direct conv emitter: tactic {} of {}", tactic, tactics.size()));
+  }
+  const bool vectors = !tactics.empty() && tactics[static_cast<size_t>(tactic)] == kVectorTactic;
+  if (!tactics.empty()) spec.tactic = tactics[static_cast<size_t>(tactic)];
+  const bool weight_vectors = vectors && vectorizes_depthwise_weights(body, *conv);
   const std::vector<std::string> outputs =
       begin_grid_stride_spec(spec, body, *conv, vectors ? count / kDepthwiseVector : count, count);
   if (vectors) {
     std::set<DType> dtypes = {conv->operand(0)->type().dtype};
+    if (weight_vectors) dtypes.insert(conv->operand(1)->type().dtype);
     for (const Value* output : body.outputs) dtypes.insert(output->type().dtype);
     spec.definitions = vector_definitions(dtypes, kDepthwiseVector);
   }
-  spec.body = DirectConvWriter(body, *conv, spec, outputs, vectors).write(count);
+  spec.body = DirectConvWriter(body, *conv, spec, outputs, vectors, weight_vectors).write(count);
   return spec;
 }
 

@@ -18,13 +18,19 @@
 // computed as the window reads them, and each output element then goes through the fusion's
 // epilogue (clip, residual add, cast, ...) at its flat index, as in the contraction emitter.
 // A channels-last depthwise conv (one channel a group) whose 16-bit X is a kernel input with a
-// multiple of 8 channels, and at least 32768 such vectors of output (a smaller one keeps a
-// thread an element, for parallelism), takes 8 neighbouring channels of one output position a
-// thread: each tap one 16-byte load of X for the 8 (instead of 8 loads and 8 copies of the index
-// arithmetic and padding tests), the weights per lane, and the results as one 16-byte vector per
-// output (codegen/vector_access.h). MobileNetV2 b128's 17 depthwise convs took 1.88 ms of its
-// 3.25 ms of launches one element a thread, against cuDNN's 0.66 (docs/PERF.md, session 16).
+// multiple of 8 channels can take 8 neighbouring channels of one output position a thread: each
+// tap one 16-byte load of X for the 8 (instead of 8 loads and 8 copies of the index arithmetic
+// and padding tests), the 8 channels' weights (16-bit, a kernel input: W [C, k..., 1] holds
+// them as 8 · taps neighbouring elements) as taps 16-byte loads into registers before the
+// window, and the results as one 16-byte vector per output (codegen/vector_access.h). That is
+// a tactic: the heuristic takes it where the output holds at least 32768 such vectors (a
+// smaller one keeps a thread an element, for parallelism), measurement where there is a GPU.
+// MobileNetV2 b128's 17 depthwise convs took 1.88 ms of its 3.25 ms of launches one element a
+// thread, against cuDNN's 0.66 (docs/PERF.md, session 16).
 #pragma once
+
+#include <string>
+#include <vector>
 
 #include "codegen/kernel_body.h"
 #include "codegen/kernel_spec.h"
@@ -34,7 +40,12 @@ namespace kiln::codegen {
 // Whether `body` is anchored by a conv or conv_transpose that a direct kernel computes.
 bool is_direct_conv_body(const KernelBody& body);
 
-// Throws UnsupportedError naming what it cannot do (an output of another size than the conv's).
-KernelSpec emit_direct_conv_kernel(const KernelBody& body);
+// The ways of computing a conv that can be vectorized (above), the heuristic's first: "8 channels
+// a thread" and "an element a thread"; none for any other.
+std::vector<std::string> direct_conv_tactics(const KernelBody& body);
+
+// The kernel the way `tactic` indexes in direct_conv_tactics(body) (0 where it has none). Throws
+// UnsupportedError naming what it cannot do (an output of another size than the conv's).
+KernelSpec emit_direct_conv_kernel(const KernelBody& body, int tactic = 0);
 
 }  // namespace kiln::codegen

@@ -27,6 +27,16 @@ std::vector<KernelSpec> one_kernel(const KernelBody& body, const Target&, int) {
   return kernels;
 }
 
+std::vector<KernelSpec> direct_conv_kernels(const KernelBody& body, const Target&, int tactic) {
+  std::vector<KernelSpec> kernels;
+  kernels.push_back(emit_direct_conv_kernel(body, tactic));
+  return kernels;
+}
+
+std::vector<std::string> direct_conv_tactic_names(const KernelBody& body, const Target&) {
+  return direct_conv_tactics(body);
+}
+
 std::vector<KernelSpec> attention_kernels(const KernelBody& body, const Target& target, int) {
   std::vector<KernelSpec> kernels;
   kernels.push_back(emit_attention_kernel(body, target));
@@ -49,7 +59,7 @@ std::vector<Emitter> make_table() {
       {"direct_conv",
        &is_direct_conv_body,
        true,
-       {{"window", nullptr, &one_kernel<&emit_direct_conv_kernel>}}},
+       {{"window", nullptr, &direct_conv_kernels, &direct_conv_tactic_names}}},
       {"cum_sum", &is_cum_sum_body, true, {{"line", nullptr, &one_kernel<&emit_cum_sum_kernel>}}},
       {"top_k", &is_top_k_body, true, {{"rank", nullptr, &one_kernel<&emit_top_k_kernel>}}},
       {"scatter",

@@ -91,6 +91,8 @@ MUTATIONS = {
     "no_output_row_check": (r"if \(g_q < \d+\)", "if (true)"),
     # The vectorized depthwise conv multiplies every channel's weight by the vector's first X.
     "depthwise_first_channel_only": (r"xv\.v\[j\]", "xv.v[0]"),
+    # The vectorized depthwise conv's weights in registers read at the wrong lane of their vector.
+    "depthwise_weight_lane_zero": (r"(wv\[t\d+ / 8\]\.v)\[t\d+ % 8\]", r"\1[0]"),
     # A kernel's __launch_bounds__ below the threads it is launched with.
     "low_launch_bounds": (r"__launch_bounds__\(\d+\)", "__launch_bounds__(32)"),
 }
