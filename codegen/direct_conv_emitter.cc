@@ -23,12 +23,20 @@ constexpr int64_t kMaxDirectOutChannels = 15;
 constexpr int64_t kMaxUnrolledTaps = 32;
 // Channels a thread of a vectorized depthwise conv computes: 16 bytes of 16-bit X a tap.
 constexpr int kDepthwiseVector = 8;
-// The heuristic vectorizes with at least this many vectors (8 warps an SM on 132 SMs): a smaller
-// conv (batch 1's deeper layers) keeps a thread an element, eight times the threads to hide
-// latency. A guess; measurement (the two tactics) decides where there is a GPU.
+// The heuristic vectorizes with at least this many vectors (8 warps an SM on 132 SMs), taking
+// the columns tactic where offered: a smaller conv (batch 1's deeper layers) keeps a thread an
+// element, eight times the threads to hide latency. On an H200 the columns tactic beat 8 channels
+// a thread on each of MobileNetV2's depthwise convs at batch 32 and 128, and the tuner kept an
+// element a thread for most at batch 1 (docs/PERF.md, session 17); measurement decides where
+// there is a GPU.
 constexpr int64_t kMinDepthwiseVectors = 32768;
+// Neighbouring output columns a thread of the columns tactic computes: its window's columns
+// overlap, so it loads (columns − 1) · stride + (kernel − 1) · dilation + 1 vectors of X a kernel
+// row instead of columns · kernel, and each weight once for all of them.
+constexpr int kDepthwiseColumns = 4;
 // The tactics of a conv that can be vectorized.
 constexpr const char* kVectorTactic = "8 channels a thread";
+constexpr const char* kColumnsTactic = "8 channels, 4 columns a thread";
 constexpr const char* kElementTactic = "an element a thread";
 
 const Node* conv_anchor(const KernelBody& body) {
@@ -56,11 +64,6 @@ bool can_vectorize_depthwise(const KernelBody& body, const Node& conv) {
          std::find(body.inputs.begin(), body.inputs.end(), x) != body.inputs.end();
 }
 
-// The heuristic's choice for such a conv: vectors where they leave enough threads.
-bool vectorizes_by_default(const Node& conv) {
-  return conv.result()->type().num_elements() / kDepthwiseVector >= kMinDepthwiseVectors;
-}
-
 // Whether the vectorized depthwise conv also reads its weights in vectors: W [C, k..., 1] of a
 // 16-bit type, a kernel input, holds a thread's kDepthwiseVector channels' taps as
 // kDepthwiseVector · taps neighbouring elements starting at a multiple of 16 bytes, so `taps`
@@ -74,12 +77,26 @@ bool vectorizes_depthwise_weights(const KernelBody& body, const Node& conv) {
          std::find(body.inputs.begin(), body.inputs.end(), w) != body.inputs.end();
 }
 
+// Whether the columns tactic is offered for such a conv: 2-D, its weights in registers, at least
+// kDepthwiseColumns output columns.
+bool offers_columns(const KernelBody& body, const Node& conv) {
+  const Shape& y = conv.result()->type().shape;
+  return y.size() == 4 && y[2] >= kDepthwiseColumns && vectorizes_depthwise_weights(body, conv);
+}
+
+// Whether the heuristic vectorizes such a conv: where the vectors leave enough threads.
+bool vectorizes_by_default(const Node& conv) {
+  return conv.result()->type().num_elements() / kDepthwiseVector >= kMinDepthwiseVectors;
+}
+
 class DirectConvWriter {
  public:
   // `vectors`: whether a thread computes kDepthwiseVector channels (the conv then
-  // can_vectorize_depthwise); `weight_vectors`: vectorizes_depthwise_weights's answer.
+  // can_vectorize_depthwise); `weight_vectors`: vectorizes_depthwise_weights's answer;
+  // `columns`: of kDepthwiseColumns output columns (offers_columns then holds).
   DirectConvWriter(const KernelBody& body, const Node& conv, KernelSpec& spec,
-                   const std::vector<std::string>& outputs, bool vectors, bool weight_vectors)
+                   const std::vector<std::string>& outputs, bool vectors, bool weight_vectors,
+                   bool columns)
       : body_(body),
         conv_(conv),
         transpose_(conv.op() == "conv_transpose"),
@@ -91,9 +108,11 @@ class DirectConvWriter {
         round_tf32_(conv.has_attr("tf32") && conv.int_attr("tf32") != 0),
         channels_last_(nn::is_channels_last_conv(conv)),
         vectors_(vectors),
-        weight_vectors_(weight_vectors) {}
+        weight_vectors_(weight_vectors),
+        columns_(columns) {}
 
   std::string write(int64_t count) {
+    if (columns_) return write_depthwise_columns();
     if (vectors_) return write_depthwise_vectors(count);
     open_grid_stride_loop(e_, count);
     // Y is [N, M, D'...], or [N, D'..., M] channels-last.
@@ -149,27 +168,127 @@ class DirectConvWriter {
     code_.line(fmt::format("{} acc[{}] = {{}};", accumulator_, kDepthwiseVector));
     if (weight_vectors_) load_weight_vectors();
     write_window(0, {}, {});
+    write_vector_results("i0", out_position_, "acc", "q");
+    e_.close_block();
+    return code_.text();
+  }
+
+  // The columns tactic's kernel (2-D): index q strides over vectors of kDepthwiseVector channels
+  // of [N, H', ⌈W' / kDepthwiseColumns⌉, C], a thread computing kDepthwiseColumns neighbouring
+  // output columns from x0 on. Each kernel row's input columns are loaded once, each into the
+  // accumulators of every (column, tap) that reads it; the weights come from registers.
+  std::string write_depthwise_columns() {
+    const Shape& y = conv_.result()->type().shape;
+    const int64_t column_groups = (y[2] + kDepthwiseColumns - 1) / kDepthwiseColumns;
+    const Shape threads_shape = {y[0], y[1], column_groups, y[3]};
+    declare_grid_stride(e_);
+    const std::string& index = e_.index_type();
+    e_.open_block(fmt::format("for ({} q = first; q < {}; q += stride)", index,
+                              num_elements(threads_shape) / kDepthwiseVector));
+    code_.line(fmt::format("// {} channels of {} neighbouring output columns a thread",
+                           kDepthwiseVector, kDepthwiseColumns));
+    code_.line(fmt::format("const {} i0 = q * {};", index, kDepthwiseVector));
+    image_ = e_.coordinate("i0", threads_shape, 0);
+    const std::string row = e_.coordinate("i0", threads_shape, 1);
+    const std::string x0 = e_.index_temp(
+        fmt::format("{} * {}", e_.coordinate("i0", threads_shape, 2), kDepthwiseColumns));
+    out_channel_ = e_.coordinate("i0", threads_shape, 3);
+    code_.line(
+        fmt::format("{} acc[{}][{}] = {{}};", accumulator_, kDepthwiseColumns, kDepthwiseVector));
+    load_weight_vectors();
+    const Value* x = conv_.operand(0);
+    const Shape& x_shape = x->type().shape;
+    const int64_t taps_wide = geometry_.kernel[1], taps = num_elements(geometry_.kernel);
+    const int64_t stride = geometry_.strides[1], dilation = geometry_.dilations[1];
+    const std::string first_column =
+        e_.index_temp(fmt::format("{} * {} - {}", x0, stride, geometry_.pads_begin[1]));
+    code_.line("#pragma unroll");
+    e_.open_block(fmt::format("for (int k0 = 0; k0 < {}; ++k0)", geometry_.kernel[0]));
+    const std::string input_row =
+        e_.index_temp(fmt::format("{} * {} - {} + k0 * {}", row, geometry_.strides[0],
+                                  geometry_.pads_begin[0], geometry_.dilations[0]));
+    e_.open_block(fmt::format("if ({0} >= 0 && {0} < {1})", input_row, x_shape[1]));
+    // The kernel row's weights widened once for the columns' multiply-adds.
+    code_.line(fmt::format("{} w_row[{}][{}];", accumulator_, kDepthwiseVector, taps_wide));
+    code_.line("#pragma unroll");
+    e_.open_block(fmt::format("for (int j = 0; j < {}; ++j)", kDepthwiseVector));
+    code_.line("#pragma unroll");
+    e_.open_block(fmt::format("for (int k1 = 0; k1 < {}; ++k1)", taps_wide));
+    const std::string w = e_.index_temp(fmt::format("j * {} + k0 * {} + k1", taps, taps_wide));
+    code_.line(fmt::format("w_row[j][k1] = {};", widened(conv_.operand(1)->type().dtype,
+                                                         fmt::format("wv[{0} / {1}].v[{0} % {1}]",
+                                                                     w, kDepthwiseVector))));
+    e_.close_block();
+    e_.close_block();
+    const std::string x_vector = vector_type(x->type().dtype, kDepthwiseVector);
+    const int64_t span = (kDepthwiseColumns - 1) * stride + (taps_wide - 1) * dilation + 1;
+    for (int64_t offset = 0; offset < span; ++offset) {
+      // The (column, tap) pairs reading input column first_column + offset.
+      std::vector<std::pair<int64_t, int64_t>> readers;
+      for (int64_t column = 0; column < kDepthwiseColumns; ++column) {
+        for (int64_t tap = 0; tap < taps_wide; ++tap) {
+          if (column * stride + tap * dilation == offset) readers.emplace_back(column, tap);
+        }
+      }
+      if (readers.empty()) continue;
+      const std::string input_column = e_.index_temp(fmt::format("{} + {}", first_column, offset));
+      e_.open_block(fmt::format("if ({0} >= 0 && {0} < {1})", input_column, x_shape[2]));
+      const std::string at =
+          e_.flat_index({image_, input_row, input_column, out_channel_}, x_shape);
+      code_.line(fmt::format("const {0} xv = *reinterpret_cast<const {0}*>(&{1}[{2}]);", x_vector,
+                             e_.params().read(x), at));
+      code_.line("#pragma unroll");
+      e_.open_block(fmt::format("for (int j = 0; j < {}; ++j)", kDepthwiseVector));
+      code_.line(
+          fmt::format("const {} xj = {};", accumulator_, widened(x->type().dtype, "xv.v[j]")));
+      for (const auto& [column, tap] : readers) {
+        code_.line(fmt::format("acc[{}][j] += xj * w_row[j][{}];", column, tap));
+      }
+      e_.close_block();
+      e_.close_block();
+    }
+    e_.close_block();
+    e_.close_block();
+    code_.line("#pragma unroll");
+    e_.open_block(fmt::format("for (int p = 0; p < {}; ++p)", kDepthwiseColumns));
+    const std::string column = e_.index_temp(x0 + " + p");
+    if (y[2] % kDepthwiseColumns != 0) {
+      e_.open_block(fmt::format("if ({} < {})", column, y[2]));
+    }
+    const std::string first = e_.flat_index({image_, row, column, out_channel_}, y);
+    write_vector_results(first, {row, column}, "acc[p]",
+                         e_.index_temp(fmt::format("{} / {}", first, kDepthwiseVector)));
+    if (y[2] % kDepthwiseColumns != 0) e_.close_block();
+    e_.close_block();
+    e_.close_block();
+    return code_.text();
+  }
+
+  // The epilogue of a vectorized depthwise kernel's output vector: lane j of `acc` (its
+  // accumulators) is the conv's element at flat index `first` + j, output position `position`,
+  // channel out_channel_ + j; each body output's lanes are stored as vector `vector`.
+  void write_vector_results(const std::string& first, const std::vector<std::string>& position,
+                            const std::string& acc, const std::string& vector) {
+    const Shape& y = conv_.result()->type().shape;
     declare_result_vectors(code_, body_.outputs, kDepthwiseVector);
     code_.line("#pragma unroll");
     e_.open_block(fmt::format("for (int j = 0; j < {}; ++j)", kDepthwiseVector));
-    code_.line(fmt::format("const {} i = i0 + j;", index));
+    code_.line(fmt::format("const {} i = {} + j;", e_.index_type(), first));
     std::vector<std::string> coordinates = {image_};
-    coordinates.insert(coordinates.end(), out_position_.begin(), out_position_.end());
+    coordinates.insert(coordinates.end(), position.begin(), position.end());
     const std::string channel = e_.index_temp(out_channel_ + " + j");
     coordinates.push_back(channel);
     e_.set_coordinates("i", y, coordinates);
-    std::string result = "acc[j]";
+    std::string result = acc + "[j]";
     if (conv_.operands().size() > 2) {
-      result = e_.temp(accumulator_, "acc[j] + " + e_.element(conv_.operand(2), channel));
+      result = e_.temp(accumulator_, result + " + " + e_.element(conv_.operand(2), channel));
     }
     e_.bind(conv_.result(), "i", result);
     for (size_t k = 0; k < body_.outputs.size(); ++k) {
       code_.line(fmt::format("r{}.v[j] = {};", k, e_.stored(body_.outputs[k], "i")));
     }
     e_.close_block();
-    store_result_vectors(code_, body_.outputs, outputs_, kDepthwiseVector, "q");
-    e_.close_block();
-    return code_.text();
+    store_result_vectors(code_, body_.outputs, outputs_, kDepthwiseVector, vector);
   }
 
   // vectorizes_depthwise_weights's registers: wv[t] holds elements 8t.. of the thread's channels'
@@ -311,6 +430,7 @@ class DirectConvWriter {
   bool channels_last_;
   const bool vectors_;         // write_depthwise_vectors's kernel
   const bool weight_vectors_;  // its weights in registers (load_weight_vectors)
+  const bool columns_;         // write_depthwise_columns's kernel
   std::string image_, out_channel_, group_, in_channel_, weight_row_;
   std::vector<std::string> out_position_;
 };
@@ -325,8 +445,10 @@ bool is_direct_conv_body(const KernelBody& body) {
 std::vector<std::string> direct_conv_tactics(const KernelBody& body) {
   const Node* conv = conv_anchor(body);
   if (!conv || !can_vectorize_depthwise(body, *conv)) return {};
-  if (vectorizes_by_default(*conv)) return {kVectorTactic, kElementTactic};
-  return {kElementTactic, kVectorTactic};
+  std::vector<std::string> tactics = {kElementTactic, kVectorTactic};
+  if (offers_columns(body, *conv)) tactics.push_back(kColumnsTactic);
+  if (vectorizes_by_default(*conv)) std::reverse(tactics.begin(), tactics.end());
+  return tactics;
 }
 
 KernelSpec emit_direct_conv_kernel(const KernelBody& body, int tactic) {
@@ -339,18 +461,26 @@ KernelSpec emit_direct_conv_kernel(const KernelBody& body, int tactic) {
     throw InternalError(
         fmt::format("direct conv emitter: tactic {} of {}", tactic, tactics.size()));
   }
-  const bool vectors = !tactics.empty() && tactics[static_cast<size_t>(tactic)] == kVectorTactic;
-  if (!tactics.empty()) spec.tactic = tactics[static_cast<size_t>(tactic)];
+  const std::string chosen = tactics.empty() ? "" : tactics[static_cast<size_t>(tactic)];
+  spec.tactic = chosen;
+  const bool columns = chosen == kColumnsTactic;
+  const bool vectors = chosen == kVectorTactic || columns;
   const bool weight_vectors = vectors && vectorizes_depthwise_weights(body, *conv);
+  int64_t threads = vectors ? count / kDepthwiseVector : count;
+  if (columns) {
+    const Shape& y = conv->result()->type().shape;
+    threads = threads / y[2] * ((y[2] + kDepthwiseColumns - 1) / kDepthwiseColumns);
+  }
   const std::vector<std::string> outputs =
-      begin_grid_stride_spec(spec, body, *conv, vectors ? count / kDepthwiseVector : count, count);
+      begin_grid_stride_spec(spec, body, *conv, threads, count);
   if (vectors) {
     std::set<DType> dtypes = {conv->operand(0)->type().dtype};
     if (weight_vectors) dtypes.insert(conv->operand(1)->type().dtype);
     for (const Value* output : body.outputs) dtypes.insert(output->type().dtype);
     spec.definitions = vector_definitions(dtypes, kDepthwiseVector);
   }
-  spec.body = DirectConvWriter(body, *conv, spec, outputs, vectors, weight_vectors).write(count);
+  spec.body =
+      DirectConvWriter(body, *conv, spec, outputs, vectors, weight_vectors, columns).write(count);
   return spec;
 }
 

@@ -22,11 +22,15 @@
 // tap one 16-byte load of X for the 8 (instead of 8 loads and 8 copies of the index arithmetic
 // and padding tests), the 8 channels' weights (16-bit, a kernel input: W [C, k..., 1] holds
 // them as 8 · taps neighbouring elements) as taps 16-byte loads into registers before the
-// window, and the results as one 16-byte vector per output (codegen/vector_access.h). That is
-// a tactic: the heuristic takes it where the output holds at least 32768 such vectors (a
-// smaller one keeps a thread an element, for parallelism), measurement where there is a GPU.
-// MobileNetV2 b128's 17 depthwise convs took 1.88 ms of its 3.25 ms of launches one element a
-// thread, against cuDNN's 0.66 (docs/PERF.md, session 16).
+// window, and the results as one 16-byte vector per output (codegen/vector_access.h). A 2-D one
+// can also take 8 channels of 4 neighbouring output columns a thread: each kernel row's input
+// columns loaded once for the 4 (6 vectors instead of 12 for a 3-wide window at stride 1), its
+// weights widened once. These are tactics ("8 channels, 4 columns a thread", "8 channels a
+// thread", "an element a thread"): the heuristic takes them in that order where the output
+// holds at least 32768 vectors of 8 channels (a smaller conv keeps a thread an element, for
+// parallelism), measurement where there is a GPU.
+// MobileNetV2 b128's 17 depthwise convs take 1.86 ms one element a thread, 1.06 ms 8 channels a
+// thread, 0.79 ms with 4 columns, against cuDNN's 0.66 (H200; docs/PERF.md, sessions 16-17).
 #pragma once
 
 #include <string>
@@ -40,8 +44,8 @@ namespace kiln::codegen {
 // Whether `body` is anchored by a conv or conv_transpose that a direct kernel computes.
 bool is_direct_conv_body(const KernelBody& body);
 
-// The ways of computing a conv that can be vectorized (above), the heuristic's first: "8 channels
-// a thread" and "an element a thread"; none for any other.
+// The ways of computing a conv that can be vectorized (above), the heuristic's first; none for
+// any other.
 std::vector<std::string> direct_conv_tactics(const KernelBody& body);
 
 // The kernel the way `tactic` indexes in direct_conv_tactics(body) (0 where it has none). Throws

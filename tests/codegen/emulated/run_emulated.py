@@ -93,6 +93,8 @@ MUTATIONS = {
     "depthwise_first_channel_only": (r"xv\.v\[j\]", "xv.v[0]"),
     # The vectorized depthwise conv's weights in registers read at the wrong lane of their vector.
     "depthwise_weight_lane_zero": (r"(wv\[t\d+ / 8\]\.v)\[t\d+ % 8\]", r"\1[0]"),
+    # The columns tactic's first multiply-add of column 0 with the weight of the next tap.
+    "depthwise_columns_wrong_tap": (r"(acc\[0\]\[j\] \+= xj \* w_row\[j\]\[)0\]", r"\g<1>1]"),
     # A kernel's __launch_bounds__ below the threads it is launched with.
     "low_launch_bounds": (r"__launch_bounds__\(\d+\)", "__launch_bounds__(32)"),
 }
@@ -378,11 +380,12 @@ def reference_outputs(kiln, graph, precision, feeds, reference):
     return [np.load(os.path.join(reference, file + ".npy")) for file in files]
 
 
-def check(kiln, cxx, emulator, graph, precision, work, mutation, disabled_passes):
+def check(kiln, cxx, emulator, graph, precision, work, mutation, disabled_passes, tactic):
     """Prints a line for each of the graph's outputs (and intermediate that a schedule changes);
     returns whether all match the reference."""
     program = os.path.join(work, "program.kiln")
     disable = [f"--disable-pass={disabled_passes}"] if disabled_passes else []
+    disable += [f"--tactic={tactic}"] if tactic else []
     run([kiln, "compile", graph, "--precision", precision, "--arch", "sm_80", "--emit-cuda",
          os.path.join(work, "cu"), "-o", program, "--cache-dir", os.path.join(work, "cache"),
          *disable])
@@ -446,6 +449,8 @@ def main():
     parser.add_argument("--precision", choices=["fp32", "tf32", "fp16", "bf16"], default="fp32")
     parser.add_argument("--mutation", choices=sorted(MUTATIONS))
     parser.add_argument("--disable-pass", default="", help="passes kiln compile skips: a,b")
+    parser.add_argument("--tactic", default="",
+                        help="kiln compile --tactic: the tactic kernels with several take")
     args = parser.parse_args()
     work_dir = os.path.abspath(args.work_dir)
     os.makedirs(work_dir, exist_ok=True)
@@ -459,12 +464,14 @@ def main():
         name = f"{os.path.splitext(os.path.basename(graph))[0]}_{args.precision}"
         if args.mutation:
             name += "_" + args.mutation
+        if args.tactic:
+            name += "_" + re.sub(r"[^A-Za-z0-9]+", "_", args.tactic)
         work = os.path.join(work_dir, name)
         shutil.rmtree(work, ignore_errors=True)
         os.makedirs(work)
         try:
             passed &= check(args.kiln, args.cxx, emulator, graph, args.precision, work,
-                            args.mutation, args.disable_pass)
+                            args.mutation, args.disable_pass, args.tactic)
         except Failed as error:
             print(f"FAIL {name}: {error}", flush=True)
             passed = False
