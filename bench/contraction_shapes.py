@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """kiln's contraction kernels against PyTorch's (cuBLAS, cuDNN) on the large matrix products and
-convolutions of the dev models (BERT-base, ViT-B/16, ResNet-50) at batch 32 and some at batch 1,
+convolutions of the dev models (BERT-base, ViT-B/16, ResNet-50; MobileNetV2's depthwise convs) at
+batch 32 and some at batch 1,
 and its fused attention kernel against PyTorch's
 scaled_dot_product_attention, fp16, in one run on one card.
 
@@ -43,7 +44,8 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 from cuda_timing import chosen, time_cuda
 from kiln_bench import run_kiln_bench
 
-# name: ("matmul", M, K, N) or ("conv", batch, in channels, size, out channels, kernel, stride)
+# name: ("matmul", M, K, N) or ("conv", batch, in channels, size, out channels, kernel, stride
+# [, groups])
 SHAPES = {
     "bert_b32_qkv": ("matmul", 4096, 768, 768),
     "bert_b32_qkv_packed": ("matmul", 4096, 768, 2304),
@@ -66,6 +68,13 @@ SHAPES = {
     "resnet_b32_conv1x1_56_up": ("conv", 32, 64, 56, 256, 1, 1),
     "resnet_b32_conv1x1_14_down": ("conv", 32, 1024, 14, 256, 1, 1),
     "resnet_b32_conv7x7_stem": ("conv", 32, 3, 224, 64, 7, 2),
+    # MobileNetV2's depthwise 3×3 convs (one channel a group; kiln's direct kernel, not a
+    # contraction: memory-bound, so the ratio matters more than the TFLOP/s).
+    "mobilenet_b32_dw_112": ("conv", 32, 32, 112, 32, 3, 1, 32),
+    "mobilenet_b32_dw_112_s2": ("conv", 32, 96, 112, 96, 3, 2, 96),
+    "mobilenet_b32_dw_56": ("conv", 32, 144, 56, 144, 3, 1, 144),
+    "mobilenet_b32_dw_14": ("conv", 32, 384, 14, 384, 3, 1, 384),
+    "mobilenet_b32_dw_7": ("conv", 32, 960, 7, 960, 3, 1, 960),
     "bert_b32_attention": ("attention", 32, 12, 128, 64, "packed", True),
     "vit_b32_attention": ("attention", 32, 12, 197, 64, "torchvision", False),
     "bert_b1_attention": ("attention", 1, 12, 128, 64, "packed", True),
@@ -171,25 +180,27 @@ def graph_and_flops(name, spec):
         a = torch.randn(m, k, device="cuda", dtype=torch.half)
         b = torch.randn(k, n, device="cuda", dtype=torch.half)
         return text, 2 * m * n * k, lambda: torch.matmul(a, b)
-    _, batch, cin, size, cout, kernel, stride = spec
+    _, batch, cin, size, cout, kernel, stride, *rest = spec
+    group = rest[0] if rest else 1
     pad = kernel // 2
     out = (size + 2 * pad - kernel) // stride + 1
     # Channels-last, as kiln's channels-last pass runs 16-bit conv nets and as cuDNN runs them
-    # fastest: X [N, H, W, C], W [M, kh, kw, C] (OHWI), Y [N, H', W', M].
-    x_shape, w_shape, y_shape = [batch, size, size, cin], [cout, kernel, kernel, cin], \
+    # fastest: X [N, H, W, C], W [M, kh, kw, C / group] (OHWI), Y [N, H', W', M].
+    x_shape, w_shape, y_shape = [batch, size, size, cin], [cout, kernel, kernel, cin // group], \
         [batch, out, out, cout]
     text = (f"graph @{name}(%x: f32[{dims(x_shape)}], %w: f32[{dims(w_shape)}]) -> "
             f"(f32[{dims(y_shape)}]) {{\n"
-            f"  %0 = conv(%x, %w) {{channels_last=1, dilations=[1, 1], group=1, "
+            f"  %0 = conv(%x, %w) {{channels_last=1, dilations=[1, 1], group={group}, "
             f"pads=[{pad}, {pad}, {pad}, {pad}], strides=[{stride}, {stride}]}} : "
             f"f32[{dims(y_shape)}] loc(\"/Conv\")\n"
             f"  return %0\n}}\n")
     x = torch.randn(batch, cin, size, size, device="cuda", dtype=torch.half).to(
         memory_format=torch.channels_last)
-    w = torch.randn(cout, cin, kernel, kernel, device="cuda", dtype=torch.half).to(
+    w = torch.randn(cout, cin // group, kernel, kernel, device="cuda", dtype=torch.half).to(
         memory_format=torch.channels_last)
-    flops = 2 * batch * cout * out * out * cin * kernel * kernel
-    return text, flops, lambda: torch.nn.functional.conv2d(x, w, stride=stride, padding=pad)
+    flops = 2 * batch * cout * out * out * (cin // group) * kernel * kernel
+    return text, flops, lambda: torch.nn.functional.conv2d(x, w, stride=stride, padding=pad,
+                                                           groups=group)
 
 
 def graphed(call, reps):
