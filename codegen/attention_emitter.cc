@@ -117,10 +117,17 @@ KernelSpec emit_row_attention_kernel(const KernelBody& body, const AttentionShap
 
 }  // namespace
 
-KernelSpec emit_attention_kernel(const KernelBody& body, const Target& target) {
+std::vector<std::string> attention_tactics(const KernelBody& body, const Target& target) {
   const AttentionShape a = attention_shape(body);
-  return fits_tiled_attention(a) ? emit_tiled_attention_kernel(body, a, target)
-                                 : emit_row_attention_kernel(body, a);
+  return fits_tiled_attention(a) ? tiled_attention_tactics(a, target) : std::vector<std::string>{};
+}
+
+KernelSpec emit_attention_kernel(const KernelBody& body, const Target& target, int tactic) {
+  const AttentionShape a = attention_shape(body);
+  if (fits_tiled_attention(a)) return emit_tiled_attention_kernel(body, a, target, tactic);
+  if (tactic != 0)
+    throw InternalError("the row attention kernel has no tactic " + std::to_string(tactic));
+  return emit_row_attention_kernel(body, a);
 }
 
 }  // namespace kiln::codegen

@@ -22,6 +22,9 @@
 // so the prologues need no special case; batch dims broadcast as matmul's do.
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "codegen/kernel_body.h"
 #include "codegen/kernel_spec.h"
 #include "target/target.h"
@@ -35,6 +38,10 @@ bool is_attention_body(const KernelBody& body);
 // over the last axis, shapes that change between the matmuls and the softmax, outputs that do
 // not read the second matmul's result element for element, or a row that needs more than 48 KB
 // of shared memory (the row kernel).
-KernelSpec emit_attention_kernel(const KernelBody& body, const Target& target);
+KernelSpec emit_attention_kernel(const KernelBody& body, const Target& target, int tactic = 0);
+
+// The tiled kernel's ways of computing `body` (attention_tiled_emitter.h), the heuristic's first;
+// none for the row kernel.
+std::vector<std::string> attention_tactics(const KernelBody& body, const Target& target);
 
 }  // namespace kiln::codegen

@@ -215,19 +215,13 @@ std::optional<StridedOperand> strided_operand(const KernelBody& body, const Atte
 // accumulator's layout (rows g and g + 8, columns 2t and 2t + 1 of each 8 columns).
 class TiledAttentionWriter {
  public:
-  TiledAttentionWriter(const KernelBody& body, const AttentionShape& a, const Target& target,
+  // `row_warps`: 4, 2 or 1 (a tactic's).
+  TiledAttentionWriter(const KernelBody& body, const AttentionShape& a, int64_t row_warps,
                        KernelSpec& spec)
-      : body_(body), a_(a), spec_(spec) {
+      : body_(body), a_(a), spec_(spec), row_warps_(row_warps) {
     tensor_cores_ = !fits_simt(a);
     key_tile_ = tensor_cores_ ? kMmaKeyTile : kSimtKeyTile;
     const int64_t padding = tensor_cores_ ? kMmaPadding : kSimtPadding;
-    row_warps_ = 1;
-    for (int64_t warps : {4, 2}) {
-      if (a.batch_count * ceil_div(a.queries, warps * kWarpRows) >= target.sm_count) {
-        row_warps_ = warps;
-        break;
-      }
-    }
     key_splits_ = kWarps / row_warps_;
     query_tile_ = row_warps_ * kWarpRows;
     split_keys_ = key_tile_ / key_splits_;
@@ -1388,10 +1382,41 @@ bool fits_tiled_attention(const AttentionShape& a) {
   return tensor_cores || fits_simt(a);
 }
 
+std::vector<int64_t> tiled_attention_row_warps(const AttentionShape& a, const Target& target) {
+  std::vector<int64_t> choices = {4, 2, 1};
+  // The heuristic's: the most row warps whose grid has a block for every SM.
+  const auto fills_sms = [&](int64_t warps) {
+    return a.batch_count * ceil_div(a.queries, warps * kWarpRows) >= target.sm_count;
+  };
+  const auto heuristic = std::find_if(choices.begin(), choices.end() - 1, fills_sms);
+  std::rotate(choices.begin(), heuristic, heuristic + 1);
+  // More row warps than the query rows fill are not offered (their blocks would only be
+  // emptier), unless the heuristic takes them.
+  const int64_t chosen = choices.front();
+  const int64_t row_groups = std::max<int64_t>(1, ceil_div(a.queries, kWarpRows));
+  std::erase_if(choices, [&](int64_t warps) { return warps > row_groups && warps != chosen; });
+  return choices;
+}
+
+std::vector<std::string> tiled_attention_tactics(const AttentionShape& a, const Target& target) {
+  std::vector<std::string> names;
+  for (const int64_t warps : tiled_attention_row_warps(a, target)) {
+    const int64_t splits = kWarps / warps;
+    names.push_back(splits == 1 ? fmt::format("{} query rows a block", warps * kWarpRows)
+                                : fmt::format("{} query rows a block, key tiles split in {}",
+                                              warps * kWarpRows, splits));
+  }
+  return names;
+}
+
 KernelSpec emit_tiled_attention_kernel(const KernelBody& body, const AttentionShape& shape,
-                                       const Target& target) {
+                                       const Target& target, int tactic) {
+  const std::vector<int64_t> row_warps = tiled_attention_row_warps(shape, target);
+  if (tactic < 0 || static_cast<size_t>(tactic) >= row_warps.size()) {
+    throw InternalError(fmt::format("tiled attention: tactic {} of {}", tactic, row_warps.size()));
+  }
   KernelSpec spec;
-  TiledAttentionWriter(body, shape, target, spec).write();
+  TiledAttentionWriter(body, shape, row_warps[static_cast<size_t>(tactic)], spec).write();
   return spec;
 }
 

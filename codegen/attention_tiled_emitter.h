@@ -3,9 +3,10 @@
 //
 //   - a block (128 threads, 4 warps) takes one batch index and a tile of query rows; each warp
 //     16 rows in the mma accumulator's layout (a thread: rows g and g + 8, columns 2t, 2t + 1 of
-//     each 8). When the grid has a block per SM or more the 4 warps take 64 different rows and all
-//     keys; with fewer, the warps share 32 (or 16) rows and split each key tile between them,
-//     and their partial rows are combined at the end (more blocks and warps for small batches);
+//     each 8). The 4 warps take 64 different rows and all keys, or share 32 (or 16) rows and
+//     split each key tile between them, their partial rows combined at the end: three tactics,
+//     the heuristic taking 64 rows where the grid has a block per SM or more, else 32 or 16
+//     (more blocks and warps for small batches);
 //   - the Q' tile is read through the element machinery (any prologue of slices, reshapes,
 //     transposes, casts and scales works; rows past M read row M − 1 and are not stored);
 //   - strided fast path (16-bit): when Q', K', V' are strided views of inputs (strided_view.h),
@@ -45,6 +46,9 @@
 // (D + 4), K' and V' 32 × (D + 4), 32 × (E + 4), P 64 × (keys a warp + 4).
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "codegen/attention_body.h"
 #include "codegen/kernel_spec.h"
 #include "target/target.h"
@@ -57,9 +61,15 @@ namespace kiln::codegen {
 // and E of 8, each at most 64.
 bool fits_tiled_attention(const AttentionShape& shape);
 
-// Blocks of 4 warps; a block splits each key tile between its warps when the grid would have
-// fewer blocks than the target has SMs.
+// The ways of dividing a block's 4 warps, the heuristic's first: 4, 2 or 1 groups of 16 query
+// rows, each key tile split between the other 4 / groups warps ("64 query rows a block", "32
+// query rows a block, key tiles split in 2", "16 query rows a block, key tiles split in 4"). The
+// heuristic takes the most row groups whose grid has a block for every SM of `target`; a choice
+// with more row groups than the queries fill is not offered.
+std::vector<std::string> tiled_attention_tactics(const AttentionShape& shape, const Target& target);
+
+// The kernel the way `tactic` indexes in tiled_attention_tactics(shape, target).
 KernelSpec emit_tiled_attention_kernel(const KernelBody& body, const AttentionShape& shape,
-                                       const Target& target);
+                                       const Target& target, int tactic = 0);
 
 }  // namespace kiln::codegen

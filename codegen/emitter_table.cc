@@ -37,9 +37,10 @@ std::vector<std::string> direct_conv_tactic_names(const KernelBody& body, const 
   return direct_conv_tactics(body);
 }
 
-std::vector<KernelSpec> attention_kernels(const KernelBody& body, const Target& target, int) {
+std::vector<KernelSpec> attention_kernels(const KernelBody& body, const Target& target,
+                                          int tactic) {
   std::vector<KernelSpec> kernels;
-  kernels.push_back(emit_attention_kernel(body, target));
+  kernels.push_back(emit_attention_kernel(body, target, tactic));
   return kernels;
 }
 
@@ -54,7 +55,10 @@ bool takes_any(const KernelBody&) { return true; }
 
 std::vector<Emitter> make_table() {
   return {
-      {"attention", &is_attention_body, false, {{"tiled or row", nullptr, &attention_kernels}}},
+      {"attention",
+       &is_attention_body,
+       false,
+       {{"tiled or row", nullptr, &attention_kernels, &attention_tactics}}},
       {"pool", &is_pool_body, false, {{"window", nullptr, &one_kernel<&emit_pool_kernel>}}},
       {"direct_conv",
        &is_direct_conv_body,
