@@ -116,6 +116,18 @@ std::vector<Tensor> in_program_dtypes(const Program& program, const std::vector<
 }
 
 // Every launch of `session`'s program with its median time, slowest first.
+// The bytes of a step's argument buffers, each counted once.
+int64_t step_buffer_bytes(const Program& program, const ProgramStep& step) {
+  std::vector<int> buffers = step.args;
+  std::sort(buffers.begin(), buffers.end());
+  buffers.erase(std::unique(buffers.begin(), buffers.end()), buffers.end());
+  int64_t bytes = 0;
+  for (const int buffer : buffers) {
+    bytes += static_cast<int64_t>(program.buffers[static_cast<size_t>(buffer)].type.num_bytes());
+  }
+  return bytes;
+}
+
 nlohmann::json profile_launches(Session& session, const BenchOptions& options) {
   const std::vector<float> step_ms = session.profile_steps(options.iterations, options.warmup);
   const Program& program = session.program();
@@ -131,6 +143,7 @@ nlohmann::json profile_launches(Session& session, const BenchOptions& options) {
                         {"shared_bytes", step.shared_bytes},
                         {"tactic", kernel_tactic(kernel)},
                         {"flops", kernel_flops(kernel)},
+                        {"bytes", step_buffer_bytes(program, step)},
                         {"nodes", kernel.provenance}});
   }
   std::stable_sort(launches.begin(), launches.end(), [](const auto& a, const auto& b) {
@@ -389,7 +402,8 @@ void add_bench_command(CLI::App& parent, int& exit_code) {
   command
       ->add_option("--profile", options->profile,
                    "Also time every kernel launch (events between the steps of a captured graph) "
-                   "and print each variant's N slowest")
+                   "and print each variant's N slowest: TFLOP/s where the kernel states its flops, "
+                   "GB/s of its buffers' bytes (each counted once), its ONNX nodes and tactic")
       ->check(CLI::PositiveNumber);
   command->add_flag("--steps-in-order", options->steps_in_order,
                     "Chain each kernel after the one before in the CUDA graph instead of running "

@@ -23,8 +23,8 @@ std::string profile_table(const std::string& variant, const nlohmann::json& laun
   const size_t shown = std::min(launches.size(), static_cast<size_t>(count));
   text += fmt::format("\n{}: the {} slowest of {} launches (sum of launches {:.4f} ms)\n",
                       variant, shown, launches.size(), total);
-  text += fmt::format("{:>5} {:>9} {:>6} {:>8}  {:<34} {:>12} {:>9} {:>6}  {}\n", "step", "ms",
-                      "share", "TFLOP/s", "kernel", "grid", "block", "smem",
+  text += fmt::format("{:>5} {:>9} {:>6} {:>8} {:>7}  {:<34} {:>12} {:>9} {:>6}  {}\n", "step",
+                      "ms", "share", "TFLOP/s", "GB/s", "kernel", "grid", "block", "smem",
                       "ONNX nodes of the kernel (all its launches); its tactic");
   for (size_t i = 0; i < shown; ++i) {
     const nlohmann::json& launch = launches[i];
@@ -35,13 +35,14 @@ std::string profile_table(const std::string& variant, const nlohmann::json& laun
     const double ms = launch["ms"].get<double>();
     const auto flops = launch["flops"].get<int64_t>();
     const std::string rate = flops > 0 && ms > 0 ? fmt::format("{:.1f}", flops / ms / 1e9) : "-";
+    const auto bytes = launch.value("bytes", int64_t{0});
+    const std::string traffic = bytes > 0 && ms > 0 ? fmt::format("{:.0f}", bytes / ms / 1e6) : "-";
     const auto tactic = launch["tactic"].get<std::string>();
     if (!tactic.empty()) covered += "; " + tactic;
-    text += fmt::format("{:>5} {:>9.4f} {:>5.1f}% {:>8}  {:<34} {:>12} {:>9} {:>6}  {}\n",
+    text += fmt::format("{:>5} {:>9.4f} {:>5.1f}% {:>8} {:>7}  {:<34} {:>12} {:>9} {:>6}  {}\n",
                         launch["step"].get<size_t>(), ms, total > 0 ? 100 * ms / total : 0.0, rate,
-                        launch["kernel"].get<std::string>(), geometry(launch["grid"]),
-                        geometry(launch["block"]), launch["shared_bytes"].get<uint32_t>(),
-                        covered);
+                        traffic, launch["kernel"].get<std::string>(), geometry(launch["grid"]),
+                        geometry(launch["block"]), launch["shared_bytes"].get<uint32_t>(), covered);
   }
   return text;
 }
