@@ -23,13 +23,14 @@ constexpr int64_t kMaxDirectOutChannels = 15;
 constexpr int64_t kMaxUnrolledTaps = 32;
 // Channels a thread of a vectorized depthwise conv computes: 16 bytes of 16-bit X a tap.
 constexpr int kDepthwiseVector = 8;
-// The heuristic vectorizes with at least this many vectors (8 warps an SM on 132 SMs), taking
-// the columns tactic where offered: a smaller conv (batch 1's deeper layers) keeps a thread an
-// element, eight times the threads to hide latency. On an H200 the columns tactic beat 8 channels
-// a thread on each of MobileNetV2's depthwise convs at batch 32 and 128, and the tuner kept an
-// element a thread for most at batch 1 (docs/PERF.md, session 17); measurement decides where
-// there is a GPU.
-constexpr int64_t kMinDepthwiseVectors = 32768;
+// The heuristic gives a thread 8 channels where that leaves at least this many threads (8 warps
+// an SM on 132 SMs), and 8 channels of kDepthwiseColumns columns where that does: a smaller conv
+// (batch 1's deeper layers) keeps a thread an element, eight times the threads to hide latency.
+// On an H200 the columns tactic beat 8 channels a thread on each of MobileNetV2's depthwise convs
+// at batch 32 and 128 (tied where the columns left 110 K threads), and the tuner kept an element
+// a thread for most at batch 1 (docs/PERF.md, session 17); measurement decides where there is a
+// GPU.
+constexpr int64_t kMinDepthwiseThreads = 32768;
 // Neighbouring output columns a thread of the columns tactic computes: its window's columns
 // overlap, so it loads (columns − 1) · stride + (kernel − 1) · dilation + 1 vectors of X a kernel
 // row instead of columns · kernel, and each weight once for all of them.
@@ -84,9 +85,18 @@ bool offers_columns(const KernelBody& body, const Node& conv) {
   return y.size() == 4 && y[2] >= kDepthwiseColumns && vectorizes_depthwise_weights(body, conv);
 }
 
-// Whether the heuristic vectorizes such a conv: where the vectors leave enough threads.
-bool vectorizes_by_default(const Node& conv) {
-  return conv.result()->type().num_elements() / kDepthwiseVector >= kMinDepthwiseVectors;
+// The heuristic's order of such a conv's tactics: the one of the fewest threads that still
+// leaves kMinDepthwiseThreads first.
+std::vector<std::string> heuristic_order(const KernelBody& body, const Node& conv) {
+  const int64_t vectors = conv.result()->type().num_elements() / kDepthwiseVector;
+  const bool columns = offers_columns(body, conv);
+  if (columns && vectors / kDepthwiseColumns >= kMinDepthwiseThreads) {
+    return {kColumnsTactic, kVectorTactic, kElementTactic};
+  }
+  std::vector<std::string> tactics = {kElementTactic, kVectorTactic};
+  if (vectors >= kMinDepthwiseThreads) std::swap(tactics[0], tactics[1]);
+  if (columns) tactics.push_back(kColumnsTactic);
+  return tactics;
 }
 
 class DirectConvWriter {
@@ -445,10 +455,7 @@ bool is_direct_conv_body(const KernelBody& body) {
 std::vector<std::string> direct_conv_tactics(const KernelBody& body) {
   const Node* conv = conv_anchor(body);
   if (!conv || !can_vectorize_depthwise(body, *conv)) return {};
-  std::vector<std::string> tactics = {kElementTactic, kVectorTactic};
-  if (offers_columns(body, *conv)) tactics.push_back(kColumnsTactic);
-  if (vectorizes_by_default(*conv)) std::reverse(tactics.begin(), tactics.end());
-  return tactics;
+  return heuristic_order(body, *conv);
 }
 
 KernelSpec emit_direct_conv_kernel(const KernelBody& body, int tactic) {
