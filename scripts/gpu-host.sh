@@ -11,6 +11,7 @@
 #   KILN_CPU_SUITES      ctest labels of the CPU suites to run there (default "unit|onnx"; empty:
 #                        none — CI runs them anyway)
 #   KILN_STEP_LIMIT_GPU_TESTS, KILN_STEP_LIMIT_BENCH  seconds a step may take (default: no limit)
+#   KILN_BENCH_SHAPES    all, or shapes of bench/contraction_shapes.py: also time those (below)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-$PWD/build-gpu/logs}
@@ -50,6 +51,14 @@ if [ -n "${KILN_BENCH_MODELS:-}" ]; then
     bench/models.py build-gpu/bin/kiln "$out" --models "$KILN_BENCH_MODELS" \
     --batches "${KILN_BENCH_BATCHES:-1,32}" \
     --extra-batches "${KILN_BENCH_EXTRA_BATCHES-resnet50=128}" ${KILN_BENCH_FLAGS:-}
+fi
+# The contraction, attention and depthwise shapes against cuBLAS, cuDNN and SDPA when
+# KILN_BENCH_SHAPES names them ("all", or shape names of bench/contraction_shapes.py: a,b).
+if [ -n "${KILN_BENCH_SHAPES:-}" ]; then
+  shapes=()
+  [ "$KILN_BENCH_SHAPES" != all ] && shapes=(--shapes "$KILN_BENCH_SHAPES")
+  step bench-shapes timeout "${KILN_STEP_LIMIT_BENCH:-0}" \
+    bench/contraction_shapes.py build-gpu/bin/kiln "$out/shapes" "${shapes[@]}"
 fi
 grep -h "tests passed\|No tests were found" "$out"/ctest-*.log
 exit $status
