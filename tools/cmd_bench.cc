@@ -40,6 +40,7 @@
 #include "kiln/compiler.h"
 #include "kiln/reference_cache.h"
 #include "passes/precision_policy.h"
+#include "runtime/copy_bandwidth.h"
 #include "runtime/device_list.h"
 #include "runtime/kernel_header.h"
 #include "runtime/session.h"
@@ -150,6 +151,21 @@ nlohmann::json profile_launches(Session& session, const BenchOptions& options) {
     return a["ms"].template get<double>() > b["ms"].template get<double>();
   });
   return launches;
+}
+
+// The profile's yardstick for memory-bound launches: device 0's copy bandwidth, measured now
+// (also into `report`), or why it was not.
+std::string copy_bandwidth_line(nlohmann::json& report) {
+  try {
+    const CopyBandwidth copy = measure_copy_bandwidth(0);
+    report["copy_bandwidth_gb_per_s"] = copy.gb_per_second;
+    return fmt::format(
+        "\ncopy bandwidth: {:.0f} GB/s (cudaMemcpyAsync device to device, {} MiB read and "
+        "written, median of {})\n",
+        copy.gb_per_second, copy.bytes >> 20, copy.copies);
+  } catch (const std::exception& error) {
+    return fmt::format("\ncopy bandwidth not measured: {}\n", error.what());
+  }
 }
 
 // How the tactics were chosen: the summary, and each problem's candidates and times.
@@ -345,11 +361,14 @@ int run_bench(const BenchOptions& options) {
                            "kernels", "median ms", "p90 ms", "speedup", "max abs", "max rel",
                            "cosine");
   for (const std::string& row : rows) std::cout << row << "\n";
+  bool profiled = false;
   for (const std::string& variant : options.compare) {
     if (report[variant].contains("profile")) {
       std::cout << profile_table(variant, report[variant]["profile"], options.profile);
+      profiled = true;
     }
   }
+  if (profiled) std::cout << copy_bandwidth_line(report);
   if (devices_program) {
     const std::string variant = options.compare.back();
     progress.stage("running " + variant + " on " + options.devices);
@@ -403,7 +422,8 @@ void add_bench_command(CLI::App& parent, int& exit_code) {
       ->add_option("--profile", options->profile,
                    "Also time every kernel launch (events between the steps of a captured graph) "
                    "and print each variant's N slowest: TFLOP/s where the kernel states its flops, "
-                   "GB/s of its buffers' bytes (each counted once), its ONNX nodes and tactic")
+                   "GB/s of its buffers' bytes (each counted once), its ONNX nodes and tactic; "
+                   "then the GPU's copy bandwidth (device-to-device copies, measured)")
       ->check(CLI::PositiveNumber);
   command->add_flag("--steps-in-order", options->steps_in_order,
                     "Chain each kernel after the one before in the CUDA graph instead of running "
