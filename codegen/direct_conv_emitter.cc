@@ -35,6 +35,7 @@ constexpr int64_t kMinDepthwiseThreads = 32768;
 // overlap, so it loads (columns − 1) · stride + (kernel − 1) · dilation + 1 vectors of X a kernel
 // row instead of columns · kernel, and each weight once for all of them.
 constexpr int kDepthwiseColumns = 4;
+constexpr int64_t kMaxHeuristicColumnTaps = 9;
 // The tactics of a conv that can be vectorized.
 constexpr const char* kVectorTactic = "8 channels a thread";
 constexpr const char* kColumnsTactic = "8 channels, 4 columns a thread";
@@ -86,11 +87,14 @@ bool offers_columns(const KernelBody& body, const Node& conv) {
 }
 
 // The heuristic's order of such a conv's tactics: the one of the fewest threads that still
-// leaves kMinDepthwiseThreads first.
+// leaves kMinDepthwiseThreads first; the columns tactic only for windows of at most
+// kMaxHeuristicColumnTaps taps (measured on 3 × 3; a 5 × 5 window's weights take 100 registers
+// before the columns' accumulators), else last.
 std::vector<std::string> heuristic_order(const KernelBody& body, const Node& conv) {
   const int64_t vectors = conv.result()->type().num_elements() / kDepthwiseVector;
   const bool columns = offers_columns(body, conv);
-  if (columns && vectors / kDepthwiseColumns >= kMinDepthwiseThreads) {
+  if (columns && vectors / kDepthwiseColumns >= kMinDepthwiseThreads &&
+      num_elements(nn::conv_geometry(conv).kernel) <= kMaxHeuristicColumnTaps) {
     return {kColumnsTactic, kVectorTactic, kElementTactic};
   }
   std::vector<std::string> tactics = {kElementTactic, kVectorTactic};
