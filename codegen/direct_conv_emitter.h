@@ -27,8 +27,8 @@
 // columns loaded once for the 4 (6 vectors instead of 12 for a 3-wide window at stride 1), its
 // weights widened once. These are tactics ("8 channels, 4 columns a thread", "8 channels a
 // thread", "an element a thread"): the heuristic takes the first that still leaves 32768
-// threads (a smaller conv keeps a thread an element, for parallelism), measurement where there
-// is a GPU.
+// threads (a smaller conv keeps a thread an element, for parallelism; the columns only for
+// windows of at most 9 taps), measurement where there is a GPU.
 // MobileNetV2 b128's 17 depthwise convs take 1.86 ms one element a thread, 1.06 ms 8 channels a
 // thread, 0.79 ms with 4 columns, against cuDNN's 0.66 (H200; docs/PERF.md, sessions 16-17).
 #pragma once
