@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <future>
+#include <map>
 #include <optional>
 
 #include "codegen/kernel_cache.h"
@@ -119,6 +120,20 @@ std::string tuning_identity(const Target& target) {
                      target.sm_count, target.driver_version, codegen::Nvrtc::instance().version());
 }
 
+// Records in `report` the tactic `chosen` took at `site` unmeasured (for --explain-tactics):
+// one entry a problem (site key), counting its nodes.
+void record_unmeasured(const codegen::TacticSite& site, int chosen,
+                       std::map<std::string, size_t>& entries, AutotuneReport& report) {
+  const auto [it, inserted] = entries.try_emplace(site.key, report.sites.size());
+  if (inserted) {
+    report.sites.push_back({.label = site.label,
+                            .tactics = site.tactics,
+                            .ms = std::vector<double>(site.tactics.size(), -1.0),
+                            .chosen = chosen});
+  }
+  ++report.sites[it->second].nodes;
+}
+
 // Lowers with every site taking its first tactic whose name contains `text` (else the
 // heuristic's); the report's note counts them. Text that names no tactic of any site is an
 // InputError listing the tactics there are.
@@ -126,6 +141,7 @@ Program lower_forced(const Graph& fused_graph, codegen::CodegenOptions codegen,
                      const std::string& text, AutotuneReport& report) {
   int sites = 0, matched = 0;
   std::vector<std::string> names;
+  std::map<std::string, size_t> entries;
   codegen.choose_tactic = [&](const codegen::TacticSite& site) {
     ++sites;
     for (size_t t = 0; t < site.tactics.size(); ++t) {
@@ -133,13 +149,16 @@ Program lower_forced(const Graph& fused_graph, codegen::CodegenOptions codegen,
         names.push_back(site.tactics[t]);
       }
     }
+    int chosen = 0;
     for (size_t t = 0; t < site.tactics.size(); ++t) {
       if (site.tactics[t].find(text) != std::string::npos) {
         ++matched;
-        return static_cast<int>(t);
+        chosen = static_cast<int>(t);
+        break;
       }
     }
-    return 0;
+    record_unmeasured(site, chosen, entries, report);
+    return chosen;
   };
   Program program = codegen::lower_graph(fused_graph, codegen);
   if (matched == 0) {
@@ -164,7 +183,13 @@ Program lower(const Graph& fused_graph, const codegen::CodegenOptions& codegen,
     report.note = !native ? "chosen by heuristics; autotuning times them on this machine's GPU "
                             "(--arch native)"
                           : "chosen by heuristics (--no-autotune)";
-    return codegen::lower_graph(fused_graph, codegen);
+    codegen::CodegenOptions heuristic = codegen;
+    std::map<std::string, size_t> entries;
+    heuristic.choose_tactic = [&](const codegen::TacticSite& site) {
+      record_unmeasured(site, 0, entries, report);
+      return 0;
+    };
+    return codegen::lower_graph(fused_graph, heuristic);
   }
   codegen::CodegenOptions quiet = codegen;
   quiet.on_progress = nullptr;

@@ -14,9 +14,10 @@ std::optional<bool> TacticOptions::setting() const {
 void add_tactic_options(CLI::App& command, TacticOptions& options) {
   CLI::Option* on = command.add_flag(
       "--autotune", options.autotune,
-      "Choose each contraction's tactic (tile, stages, split-K) by timing the candidates on this "
-      "GPU, remembered in the tactic cache beside the kernel cache (the default with --arch "
-      "native; needs it)");
+      "Choose each kernel's tactic (a contraction's tile, stages and split-K; attention's query "
+      "rows a block; a depthwise conv's channels and columns a thread) by timing the candidates "
+      "on this GPU, remembered in the tactic cache beside the kernel cache (the default with "
+      "--arch native; needs it)");
   CLI::Option* off = command.add_flag("--no-autotune", options.no_autotune,
                                       "Let the heuristics choose every tactic (no GPU runs)");
   on->excludes(off);
@@ -27,7 +28,8 @@ void add_tactic_options(CLI::App& command, TacticOptions& options) {
                   "them), the others the heuristic's: no measuring")
       ->excludes(on);
   command.add_flag("--explain-tactics", options.explain,
-                   "Print each tuned problem's candidates with their times, the chosen marked");
+                   "Print each problem's candidate tactics, the chosen marked, with their times "
+                   "where they were measured");
 }
 
 std::string tactic_summary(const AutotuneReport& report) {
