@@ -72,7 +72,7 @@ def compile(
     dimensions ({"x": (8, 3, 224, 224)}); unbound ones become 1 with a UserWarning.
     io_precision "fp16"/"bf16" makes float inputs and outputs 16-bit. progress(done, total) is
     called as kernels compile. base_dir: where a ModelProto's external data files are.
-    autotune: time each contraction's candidate tactics on this GPU (None: for arch "native";
+    autotune: time each kernel's candidate tactics on this GPU (None: for arch "native";
     True with other archs is an InputError; False: the heuristics), as `kiln compile --autotune`.
 
     A dim of input_shapes given as a range (range(1, 17) or "1..16") compiles a dynamic program
