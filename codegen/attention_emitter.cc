@@ -125,8 +125,9 @@ std::vector<std::string> attention_tactics(const KernelBody& body, const Target&
 KernelSpec emit_attention_kernel(const KernelBody& body, const Target& target, int tactic) {
   const AttentionShape a = attention_shape(body);
   if (fits_tiled_attention(a)) return emit_tiled_attention_kernel(body, a, target, tactic);
-  if (tactic != 0)
+  if (tactic != 0) {
     throw InternalError("the row attention kernel has no tactic " + std::to_string(tactic));
+  }
   return emit_row_attention_kernel(body, a);
 }
 
