@@ -159,6 +159,17 @@ def attention_graph(name, batch, heads, seq, head, layout, mask):
     return text, views, additive
 
 
+def grouped_conv_bytes(spec):
+    """The fp16 bytes a grouped conv (groups > 1) reads and writes once each (X, W, Y); None for
+    any other shape: its kernels are memory-bound, so GB/s says more than TFLOP/s."""
+    if spec[0] != "conv" or len(spec) < 8 or spec[7] == 1:
+        return None
+    _, batch, cin, size, cout, kernel, stride, group = spec
+    out = (size + 2 * (kernel // 2) - kernel) // stride + 1
+    return 2 * (batch * size * size * cin + cout * kernel * kernel * (cin // group) +
+                batch * out * out * cout)
+
+
 def graph_and_flops(name, spec):
     """(the one-op graph's text, 2·M·N·K, the torch callable on random fp16 CUDA tensors)."""
     if spec[0] == "attention":
@@ -288,6 +299,11 @@ def main():
             others = ", ".join(f"{b} {ms:.4f}" if ms is not None else f"{b} n/a"
                                for b, ms in entry["torch_backends"].items())
             print(f"  ({entry['shape']}: torch sdpa {others} ms; ratio vs {entry['torch_backend']})")
+        moved = grouped_conv_bytes(SHAPES[entry["shape"]])
+        if moved and "kiln_ms" in entry:
+            print(f"  ({entry['shape']}: {moved / 1e6:.1f} MB of X, W and Y; torch "
+                  f"{moved / torch_ms / 1e6:.0f} GB/s, kiln {moved / entry['kiln_ms'] / 1e6:.0f} "
+                  "GB/s)")
         if "kiln_ms" in entry:
             kiln_ms = entry["kiln_ms"]
             line += (f" {kiln_ms:>9.4f} {work / kiln_ms / 1e9:>8.1f} {kiln_ms / torch_ms:>9.2f}x "
