@@ -86,6 +86,12 @@ bool offers_columns(const KernelBody& body, const Node& conv) {
   return y.size() == 4 && y[2] >= kDepthwiseColumns && vectorizes_depthwise_weights(body, conv);
 }
 
+// The columns tactic's threads as the elements of [N, H', ⌈W' / kDepthwiseColumns⌉, C] of its
+// output [N, H', W', C]: one a kDepthwiseVector of them.
+Shape column_threads_shape(const Shape& y) {
+  return {y[0], y[1], (y[2] + kDepthwiseColumns - 1) / kDepthwiseColumns, y[3]};
+}
+
 // The heuristic's order of such a conv's tactics: the one of the fewest threads that still
 // leaves kMinDepthwiseThreads first; the columns tactic only for windows of at most
 // kMaxHeuristicColumnTaps taps (measured on 3 × 3; a 5 × 5 window's weights take 100 registers
@@ -193,8 +199,7 @@ class DirectConvWriter {
   // accumulators of every (column, tap) that reads it; the weights come from registers.
   std::string write_depthwise_columns() {
     const Shape& y = conv_.result()->type().shape;
-    const int64_t column_groups = (y[2] + kDepthwiseColumns - 1) / kDepthwiseColumns;
-    const Shape threads_shape = {y[0], y[1], column_groups, y[3]};
+    const Shape threads_shape = column_threads_shape(y);
     declare_grid_stride(e_);
     const std::string& index = e_.index_type();
     e_.open_block(fmt::format("for ({} q = first; q < {}; q += stride)", index,
@@ -477,11 +482,10 @@ KernelSpec emit_direct_conv_kernel(const KernelBody& body, int tactic) {
   const bool columns = chosen == kColumnsTactic;
   const bool vectors = chosen == kVectorTactic || columns;
   const bool weight_vectors = vectors && vectorizes_depthwise_weights(body, *conv);
-  int64_t threads = vectors ? count / kDepthwiseVector : count;
-  if (columns) {
-    const Shape& y = conv->result()->type().shape;
-    threads = threads / y[2] * ((y[2] + kDepthwiseColumns - 1) / kDepthwiseColumns);
-  }
+  const int64_t threads =
+      columns ? num_elements(column_threads_shape(conv->result()->type().shape)) / kDepthwiseVector
+      : vectors ? count / kDepthwiseVector
+                : count;
   const std::vector<std::string> outputs =
       begin_grid_stride_spec(spec, body, *conv, threads, count);
   if (vectors) {
