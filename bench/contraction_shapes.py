@@ -288,6 +288,9 @@ def main():
                 failed = True
                 entry[key + "_error"] = fused.get("error") or kiln.get("error")
         report["shapes"].append(entry)
+        # A line as each shape finishes, so a run cut short by a time limit still reports.
+        print(f"{name}: torch {entry['torch_ms']:.4f} ms, kiln "
+              f"{entry.get('kiln_ms', float('nan')):.4f} ms", flush=True)
     print(f"\n{report['card']}, fp16, median ms and TFLOP/s; kiln native (wgmma on sm_90a) "
           f"and {args.mma_arch or '-'} (mma.sync)")
     print(f"{'shape':<28} {'torch ms':>9} {'TFLOP/s':>8} {'kiln ms':>9} {'TFLOP/s':>8} "

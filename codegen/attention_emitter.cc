@@ -119,7 +119,8 @@ KernelSpec emit_row_attention_kernel(const KernelBody& body, const AttentionShap
 
 std::vector<std::string> attention_tactics(const KernelBody& body, const Target& target) {
   const AttentionShape a = attention_shape(body);
-  return fits_tiled_attention(a) ? tiled_attention_tactics(a, target) : std::vector<std::string>{};
+  return fits_tiled_attention(a) ? tiled_attention_tactics(body, a, target)
+                                 : std::vector<std::string>{};
 }
 
 KernelSpec emit_attention_kernel(const KernelBody& body, const Target& target, int tactic) {

@@ -209,21 +209,21 @@ std::optional<StridedOperand> strided_operand(const KernelBody& body, const Atte
   return result;
 }
 
-// Writes the kernel. The block's 4 warps are row_warps groups of 16 query rows × key_splits
-// slices of each key tile. The tile math is mma.sync on 16-bit operands (tensor_cores_) or f32
-// FMAs on the CUDA cores; either way a thread holds the scores and the output in the mma
+// Writes the kernel. The block's 4 warps are row_warps groups of 16 · row_groups query rows ×
+// key_splits slices of each key tile. The tile math is mma.sync on 16-bit operands (tensor_cores_)
+// or f32 FMAs on the CUDA cores; either way a thread holds the scores and the output in the mma
 // accumulator's layout (rows g and g + 8, columns 2t and 2t + 1 of each 8 columns).
 class TiledAttentionWriter {
  public:
-  // `row_warps`: 4, 2 or 1 (a tactic's).
+  // `row_warps`: 4, 2 or 1; `row_groups`: 1, or 2 where pairs_row_groups() (a tactic's).
   TiledAttentionWriter(const KernelBody& body, const AttentionShape& a, int64_t row_warps,
-                       KernelSpec& spec)
-      : body_(body), a_(a), spec_(spec), row_warps_(row_warps) {
+                       int64_t row_groups, KernelSpec& spec)
+      : body_(body), a_(a), spec_(spec), row_warps_(row_warps), groups_(row_groups) {
     tensor_cores_ = !fits_simt(a);
     key_tile_ = tensor_cores_ ? kMmaKeyTile : kSimtKeyTile;
     const int64_t padding = tensor_cores_ ? kMmaPadding : kSimtPadding;
     key_splits_ = kWarps / row_warps_;
-    query_tile_ = row_warps_ * kWarpRows;
+    query_tile_ = row_warps_ * kWarpRows * groups_;
     split_keys_ = key_tile_ / key_splits_;
     tiles_ = ceil_div(a.queries, query_tile_);
     // Row strides of the shared tiles. Tensor cores: Q' and K' [row][d], V' [e][key], 16-bit;
@@ -260,7 +260,16 @@ class TiledAttentionWriter {
     minus_inf_ = cuda_literal(-std::numeric_limits<double>::infinity(), DType::kF32);
     plus_inf_ = cuda_literal(std::numeric_limits<double>::infinity(), DType::kF32);
     find_hoisted();
+    if (groups_ != 1 && (groups_ != 2 || !pairs_row_groups() || key_splits_ != 1)) {
+      throw InternalError(fmt::format("tiled attention: {} row groups a warp", groups_));
+    }
   }
+
+  // Whether a warp may take two groups of 16 query rows (32 rows, 128 a block): on tensor cores,
+  // Q', K', V' strided, online softmax. Each K' and V' fragment loaded by ldmatrix then feeds two
+  // mmas instead of one, halving the shared-memory reads per mma (FlashAttention-2's 128-row
+  // tiles do the same).
+  bool pairs_row_groups() const { return tensor_cores_ && strided_ && online_; }
 
   void write() {
     if (a_.batch_count * tiles_ > std::numeric_limits<int32_t>::max()) {
@@ -285,9 +294,16 @@ class TiledAttentionWriter {
     ElementEmitter e(code, spec_.params, index_type_for(body_, 0));
     declarations(e);
     load_queries(e);
-    code.line(fmt::format("float g_o[{}][4] = {{}};", a_.columns / 8));
-    code.line(fmt::format("float g_max[2] = {{{0}, {0}}}, g_sum[2] = {{0.0f, 0.0f}};", minus_inf_));
-    if (nan_guard_) code.line("bool g_nan[2] = {false, false};");
+    code.line(fmt::format("float g_o{}[{}][4] = {{}};", groups_dim(), a_.columns / 8));
+    const int64_t rows = 2 * groups_;  // a thread's rows: g, g + 8 (, g + 16, g + 24)
+    const auto repeated = [&](const std::string& value) {
+      std::string list;
+      for (int64_t r = 0; r < rows; ++r) list += (r ? ", " : "") + value;
+      return list;
+    };
+    code.line(fmt::format("float g_max[{0}] = {{{1}}}, g_sum[{0}] = {{{2}}};", rows,
+                          repeated(minus_inf_), repeated("0.0f")));
+    if (nan_guard_) code.line(fmt::format("bool g_nan[{}] = {{{}}};", rows, repeated("false")));
     fill_row_values(e);
     if (online_) {
       key_loop(e, /*statistics_only=*/false);
@@ -306,6 +322,7 @@ class TiledAttentionWriter {
         query_tile_, key_tile_, key_splits_,
         strided_ ? "Q/K/V by cp.async from strided views" : "Q/K/V through the element machinery",
         online_ ? ", online softmax (one pass)" : ", exact softmax (two passes)");
+    if (groups_ > 1) spec_.tactic += fmt::format(", {} query rows a warp", groups_ * kWarpRows);
     if (folded_factor_) {
       spec_.tactic += scale_in_exponent_ ? ", Q/K scales folded into the exponent"
                                          : ", Q/K scales folded into the scores";
@@ -351,17 +368,37 @@ class TiledAttentionWriter {
     return true;
   }
 
+  // With two row groups a warp, a thread's fragment arrays (g_s, g_o, g_qf, g_pf) gain a leading
+  // dimension indexed by g_rg, the group, and its row statistics (g_max, g_sum, g_nan, g_inv) run
+  // over rows g, g + 8, g + 16 and g + 24: index 2 · g_rg + g_r. With one group the code is as it
+  // was before groups.
+  std::string groups_dim() const { return groups_ == 1 ? "" : fmt::format("[{}]", groups_); }
+  std::string group(const std::string& array) const {
+    return groups_ == 1 ? array : array + "[g_rg]";
+  }
+  std::string row() const { return groups_ == 1 ? "g_r" : "2 * g_rg + g_r"; }
+  void open_groups(ElementEmitter& e) {
+    if (groups_ == 1) return;
+    e.code().line("#pragma unroll");
+    e.open_block(fmt::format("for (int g_rg = 0; g_rg < {}; ++g_rg)", groups_));
+  }
+  void close_groups(ElementEmitter& e) {
+    if (groups_ != 1) e.close_block();
+  }
+
   // Whether Q' (K') is copied and then transformed in shared memory.
   bool transforms_queries() const { return q_.transformed() && !folded_factor_; }
   bool transforms_keys() const { return k_.transformed() && !folded_factor_; }
 
   void declarations(ElementEmitter& e) {
     CodeWriter& code = e.code();
-    const int64_t partial_bytes = 4 * kWarps * kWarpRows * part_stride();
+    const int64_t partial_bytes = 4 * kWarps * kWarpRows * groups_ * part_stride();
     if (strided_) {
-      // Two buffers of K' [key][d] then two of V' [key][e]; Q' staged in K''s second.
-      const int64_t bytes =
-          std::max(2 * 2 * (key_tile_ * k_stride_ + key_tile_ * v_stride_), partial_bytes);
+      // Two buffers of K' [key][d] then two of V' [key][e]; Q' staged in K''s second, or (a
+      // query tile of 128 rows) after V''s.
+      const int64_t own_q = groups_ == 1 ? 0 : query_tile_ * q_stride_;
+      const int64_t bytes = std::max(
+          2 * (2 * (key_tile_ * k_stride_ + key_tile_ * v_stride_) + own_q), partial_bytes);
       if (bytes <= kStaticSharedBytes) {
         code.line(fmt::format("__shared__ __align__(16) unsigned char g_shared[{}];", bytes));
       } else {
@@ -369,7 +406,9 @@ class TiledAttentionWriter {
         spec_.shared_bytes = static_cast<uint32_t>(bytes);
       }
       code.line("unsigned short* const g_k = reinterpret_cast<unsigned short*>(g_shared);");
-      code.line(fmt::format("unsigned short* const g_qtile = g_k + {};", key_tile_ * k_stride_));
+      code.line(fmt::format(
+          "unsigned short* const g_qtile = g_k + {};",
+          groups_ == 1 ? key_tile_ * k_stride_ : 2 * key_tile_ * (k_stride_ + v_stride_)));
       code.line(fmt::format("unsigned short* const g_v = g_k + {};", 2 * key_tile_ * k_stride_));
     } else if (tensor_cores_) {
       const int64_t tile_bytes = 2 * (key_tile_ * k_stride_ + a_.columns * v_stride_);
@@ -404,7 +443,7 @@ class TiledAttentionWriter {
     code.line(fmt::format("const int g_m0 = blockIdx.x % {} * {};", tiles_, query_tile_));
     code.line(
         "const int g_warp = threadIdx.x / 32, g_g = threadIdx.x % 32 / 4, g_t = threadIdx.x % 4;");
-    code.line(fmt::format("const int g_rows = g_warp % {} * {};", row_warps_, kWarpRows));
+    code.line(fmt::format("const int g_rows = g_warp % {} * {};", row_warps_, kWarpRows * groups_));
     code.line(fmt::format("const int g_split = g_warp / {} * {};", row_warps_, split_keys_));
     // The batch index's coordinates (the score ops' indices use them).
     for (size_t d = 0; d < a_.batch.size(); ++d) {
@@ -569,14 +608,16 @@ class TiledAttentionWriter {
       copy_rows(e, q_, "g_qsrc", "g_qtile", query_tile_, d, q_stride_, "g_m0", a_.queries, true);
     }
     code.line("__syncthreads();");
-    code.line(fmt::format("unsigned g_qf[{}][4];", d / 16));
+    code.line(fmt::format("unsigned g_qf{}[{}][4];", groups_dim(), d / 16));
+    open_groups(e);
     code.line("#pragma unroll");
     e.open_block(fmt::format("for (int g_kk = 0; g_kk < {}; ++g_kk)", d / 16));
     code.line(fmt::format(
-        "kiln_ldmatrix_x4(g_qf[g_kk], g_qtile + (g_rows + g_lane % 16) * {} + g_kk * 16 + "
+        "kiln_ldmatrix_x4({}[g_kk], g_qtile + (g_rows + {}g_lane % 16) * {} + g_kk * 16 + "
         "g_lane / 16 * 8);",
-        q_stride_));
+        group("g_qf"), groups_ == 1 ? "" : "g_rg * 16 + ", q_stride_));
     e.close_block();
+    close_groups(e);
   }
 
   // The Q' tile (rows past M read row M - 1); on tensor cores staged in g_k and kept as A
@@ -628,8 +669,34 @@ class TiledAttentionWriter {
     e.close_block();
   }
 
-  // One key tile's scores and statistics; unless statistics_only, P and O += P'·V'.
+  // One key tile's scores and statistics; unless statistics_only, P and O += P'·V'. Where the
+  // last key tile is partial, whole tiles and the last take separate code (a tile-uniform
+  // branch): only the last tests which of its keys lie past N. ncu on ViT's attention (197 keys)
+  // with the tests in every tile: each skippable ldmatrix and its mmas in a branch of their own,
+  // the compiler recomputed the ldmatrix address in each (about 12 instructions for 2 mmas; half
+  // the kernel's instructions).
   void tile_math(ElementEmitter& e, bool statistics_only) {
+    if (a_.keys % key_tile_ == 0) {
+      keys_math(e, statistics_only);
+      return;
+    }
+    if (a_.keys < key_tile_) {  // one key tile, partial
+      partial_keys_ = true;
+      keys_math(e, statistics_only);
+      partial_keys_ = false;
+      return;
+    }
+    e.open_block(fmt::format("if (g_key0 + {} <= {})", key_tile_, a_.keys));
+    keys_math(e, statistics_only);
+    e.reopen_block("else");
+    partial_keys_ = true;
+    keys_math(e, statistics_only);
+    partial_keys_ = false;
+    e.close_block();
+  }
+
+  // tile_math for whole key tiles, or (partial_keys_) the last, partial one.
+  void keys_math(ElementEmitter& e, bool statistics_only) {
     scores(e);
     if (statistics_only || online_) statistics(e, !statistics_only);
     if (!statistics_only) {
@@ -712,25 +779,24 @@ class TiledAttentionWriter {
   // they all lie past N (their scores are −inf and P' 0 whatever they sum): ViT's 197 keys leave
   // 5 in the fourth 64-key tile. A warp-uniform branch; close with close_skip.
   void skip_keys_past_end(ElementEmitter& e, const std::string& offset) {
-    if (a_.keys % key_tile_ == 0) return;
+    if (!partial_keys_) return;
     e.open_block(fmt::format("if (g_key0 + g_split + {} < {})", offset, a_.keys));
   }
 
   void close_skip(ElementEmitter& e) {
-    if (a_.keys % key_tile_ != 0) e.close_block();
+    if (partial_keys_) e.close_block();
   }
 
   // The flat index of score (g_q, g_key) and the statements binding g_q and g_key for fragment
   // element (g_n, g_h).
   std::string score_index(ElementEmitter& e) {
     CodeWriter& code = e.code();
-    code.line(
-        fmt::format("const int g_q = min(g_m0 + g_rows + g_g + g_h / 2 * 8, {});", a_.queries - 1));
+    code.line(fmt::format("const int g_q = min(g_m0 + g_rows + {}g_g + g_h / 2 * 8, {});",
+                          groups_ == 1 ? "" : "g_rg * 16 + ", a_.queries - 1));
     code.line("const int g_key = g_key0 + g_split + g_n * 8 + 2 * g_t + g_h % 2;");
     // Keys past N (only in a last, partial key tile) are clamped for the score ops' reads.
-    const bool whole_tiles = a_.keys % key_tile_ == 0;
     const std::string key =
-        whole_tiles ? "g_key" : e.index_temp(fmt::format("min(g_key, {})", a_.keys - 1));
+        !partial_keys_ ? "g_key" : e.index_temp(fmt::format("min(g_key, {})", a_.keys - 1));
     const std::string at =
         e.index_temp(fmt::format("(g_b * {} + g_q) * {} + {}", a_.queries, a_.keys, key));
     // The score ops (a mask broadcast over heads and rows) index by coordinates known here.
@@ -752,7 +818,7 @@ class TiledAttentionWriter {
   // keys past N score -inf.
   void scores(ElementEmitter& e) {
     CodeWriter& code = e.code();
-    code.line(fmt::format("float g_s[{}][4] = {{}};", split_keys_ / 8));
+    code.line(fmt::format("float g_s{}[{}][4] = {{}};", groups_dim(), split_keys_ / 8));
     if (strided_) {
       // ldmatrix: keys g_n·8.. and (g_n + 1)·8.. at d 16·g_kk and + 8: B fragments of two mmas.
       code.line("#pragma unroll");
@@ -765,8 +831,12 @@ class TiledAttentionWriter {
           "kiln_ldmatrix_x4(g_kf, g_kt + (g_split + g_n * 8 + g_lane / 16 * 8 + g_lane % 8) * {} "
           "+ g_kk * 16 + g_lane / 8 % 2 * 8);",
           k_stride_));
-      code.line(fmt::format("{}(g_s[g_n], g_qf[g_kk], g_kf);", mma_function(qk_type_)));
-      code.line(fmt::format("{}(g_s[g_n + 1], g_qf[g_kk], g_kf + 2);", mma_function(qk_type_)));
+      open_groups(e);
+      code.line(fmt::format("{}({}[g_n], {}[g_kk], g_kf);", mma_function(qk_type_), group("g_s"),
+                            group("g_qf")));
+      code.line(fmt::format("{}({}[g_n + 1], {}[g_kk], g_kf + 2);", mma_function(qk_type_),
+                            group("g_s"), group("g_qf")));
+      close_groups(e);
       close_skip(e);
     } else if (tensor_cores_) {
       code.line("#pragma unroll");
@@ -809,31 +879,35 @@ class TiledAttentionWriter {
     for (const Hoisted& h : hoisted_) {
       const std::string read =
           h.per_key ? fmt::format("{}[{}][g_split + g_n * 8 + 2 * g_t + g_h % 2]", h.array, buffer)
-                    : fmt::format("{}[g_h / 2]", h.array);
+                    : fmt::format("{}[{}g_h / 2]", h.array, groups_ == 1 ? "" : "2 * g_rg + ");
       e.set_override(h.value, [read](const std::string&) { return read; });
     }
+    const std::string score = group("g_s") + "[g_n][g_h]";
+    open_groups(e);
     open_fragment_loops(e);
     const std::string at = score_index(e);
     // The scores stay f32 (not rounded to Q'K''s 16-bit type), as flash attention keeps them:
     // two conversions a score fewer, and closer to the exact result.
     e.bind(a_.scores->result(), at,
            e.temp("float", !folded_factor_ || scale_in_exponent_
-                               ? "g_s[g_n][g_h]"
-                               : "g_s[g_n][g_h] * " + cuda_literal(*folded_factor_, DType::kF32)));
-    code.line(fmt::format("g_s[g_n][g_h] = {};", e.element(a_.softmax->operand(0), at)));
+                               ? score
+                               : score + " * " + cuda_literal(*folded_factor_, DType::kF32)));
+    code.line(fmt::format("{} = {};", score, e.element(a_.softmax->operand(0), at)));
     e.close_block();
     e.close_block();
+    close_groups(e);
     for (const Hoisted& h : hoisted_) e.clear_override(h.value);
-    if (a_.keys % key_tile_ == 0) return;
-    // Keys past N (in the last, partial tile only: whole tiles skip the test) score −inf.
-    e.open_block(fmt::format("if (g_key0 + {} > {})", key_tile_, a_.keys));
+    if (!partial_keys_) return;
+    // Keys past N (in the last, partial tile only) score −inf.
+    open_groups(e);
     open_fragment_loops(e);
-    code.line(fmt::format("if (g_key0 + g_split + g_n * 8 + 2 * g_t + g_h % 2 >= {}) "
-                          "g_s[g_n][g_h] = {};",
-                          a_.keys, minus_inf_));
+    code.line(
+        fmt::format("if (g_key0 + g_split + g_n * 8 + 2 * g_t + g_h % 2 >= {}) "
+                    "{} = {};",
+                    a_.keys, score, minus_inf_));
     e.close_block();
     e.close_block();
-    e.close_block();
+    close_groups(e);
   }
 
   // Score operands worth computing once per key or per row instead of once per score (a mask
@@ -945,12 +1019,12 @@ class TiledAttentionWriter {
     bool any = false;
     for (const Hoisted& h : hoisted_) {
       if (h.per_key) continue;
-      code.line(fmt::format("{} {}[2];", h.type, h.array));
+      code.line(fmt::format("{} {}[{}];", h.type, h.array, 2 * groups_));
       any = true;
     }
     if (!any) return;
     code.line("#pragma unroll");
-    e.open_block("for (int g_r = 0; g_r < 2; ++g_r)");
+    e.open_block(fmt::format("for (int g_r = 0; g_r < {}; ++g_r)", 2 * groups_));
     code.line(fmt::format("const int g_hq = min(g_m0 + g_rows + g_g + 8 * g_r, {});",
                           a_.queries - 1));
     for (const Hoisted& h : hoisted_) {
@@ -966,6 +1040,8 @@ class TiledAttentionWriter {
   // exp(s - max) and the accumulator is rescaled.
   void statistics(ElementEmitter& e, bool probabilities) {
     CodeWriter& code = e.code();
+    const std::string r = row(), s = group("g_s"), o = group("g_o");
+    open_groups(e);
     code.line("#pragma unroll");
     e.open_block("for (int g_r = 0; g_r < 2; ++g_r)");
     // Tensor cores (sm_80+): max.NaN in one instruction; both keep a NaN (see nan_flags).
@@ -974,13 +1050,13 @@ class TiledAttentionWriter {
     code.line("#pragma unroll");
     e.open_block(fmt::format("for (int g_n = 0; g_n < {}; ++g_n)", split_keys_ / 8));
     code.line(fmt::format(
-        "g_tile_max = {0}(g_tile_max, {0}(g_s[g_n][2 * g_r], g_s[g_n][2 * g_r + 1]));", max));
+        "g_tile_max = {0}(g_tile_max, {0}({1}[g_n][2 * g_r], {1}[g_n][2 * g_r + 1]));", max, s));
     e.close_block();
     code.line(fmt::format(
         "g_tile_max = {0}(g_tile_max, __shfl_xor_sync(0xffffffffu, g_tile_max, 1));", max));
     code.line(fmt::format(
         "g_tile_max = {0}(g_tile_max, __shfl_xor_sync(0xffffffffu, g_tile_max, 2));", max));
-    code.line(fmt::format("const float g_new_max = {}(g_max[g_r], g_tile_max);", max));
+    code.line(fmt::format("const float g_new_max = {}(g_max[{}], g_tile_max);", max, r));
     // Online: exp(s − max) as 2^((s − max)·log2(e)) (s − max first, as exp takes it: scores near
     // ±3.4e38, or rows masked with f32's lowest value, do not overflow as max·log2(e) would). On
     // tensor cores by ex2.approx.ftz alone (MUFU.EX2; 16-bit P' has no use for exp2f's subnormal
@@ -1003,33 +1079,34 @@ class TiledAttentionWriter {
     }
     if (nan_guard_ && probabilities) {
       nan_flags(e);
-      code.line(fmt::format("const float g_scale = g_nan[g_r] ? 0.0f : {};",
-                            exp_minus_base("g_max[g_r]")));
+      code.line(fmt::format("const float g_scale = g_nan[{}] ? 0.0f : {};", r,
+                            exp_minus_base("g_max[" + r + "]")));
     } else {
-      code.line(fmt::format("const float g_scale = {};", exp_minus_base("g_max[g_r]")));
+      code.line(fmt::format("const float g_scale = {};", exp_minus_base("g_max[" + r + "]")));
     }
-    code.line("g_max[g_r] = g_new_max;");
-    code.line("g_sum[g_r] *= g_scale;");
+    code.line(fmt::format("g_max[{}] = g_new_max;", r));
+    code.line(fmt::format("g_sum[{}] *= g_scale;", r));
     if (probabilities) {
       code.line("#pragma unroll");
       e.open_block(fmt::format("for (int g_c = 0; g_c < {}; ++g_c)", a_.columns / 8));
-      code.line("g_o[g_c][2 * g_r] *= g_scale;");
-      code.line("g_o[g_c][2 * g_r + 1] *= g_scale;");
+      code.line(fmt::format("{}[g_c][2 * g_r] *= g_scale;", o));
+      code.line(fmt::format("{}[g_c][2 * g_r + 1] *= g_scale;", o));
       e.close_block();
     }
     code.line("#pragma unroll");
     e.open_block(fmt::format("for (int g_n = 0; g_n < {}; ++g_n)", split_keys_ / 8));
     code.line("#pragma unroll");
     e.open_block("for (int g_h = 2 * g_r; g_h < 2 * g_r + 2; ++g_h)");
+    const std::string score = s + "[g_n][g_h]";
     code.line(nan_guard_ && probabilities
-                  ? fmt::format("const float g_p = g_nan[g_r] ? 0.0f : {};",
-                                exp_of_score("g_s[g_n][g_h]"))
-                  : fmt::format("const float g_p = {};", exp_of_score("g_s[g_n][g_h]")));
-    code.line("g_sum[g_r] += g_p;");
-    if (probabilities) code.line("g_s[g_n][g_h] = g_p;");
+                  ? fmt::format("const float g_p = g_nan[{}] ? 0.0f : {};", r, exp_of_score(score))
+                  : fmt::format("const float g_p = {};", exp_of_score(score)));
+    code.line(fmt::format("g_sum[{}] += g_p;", r));
+    if (probabilities) code.line(fmt::format("{} = g_p;", score));
     e.close_block();
     e.close_block();
     e.close_block();
+    close_groups(e);
   }
 
   // The NaN guard, online. A row's softmax is NaN everywhere or nowhere: everywhere when a score
@@ -1040,14 +1117,14 @@ class TiledAttentionWriter {
   // shows the first kind: kiln_max keeps a NaN, so a NaN or +inf score makes the max !(< +inf),
   // and the row's four lanes agree on it (one test a row, not one a score).
   void nan_flags(ElementEmitter& e) {
-    e.code().line(fmt::format("g_nan[g_r] = g_nan[g_r] || !(g_new_max < {});", plus_inf_));
+    e.code().line(fmt::format("g_nan[{0}] = g_nan[{0}] || !(g_new_max < {1});", row(), plus_inf_));
   }
 
   // Lanes of a row hold partial sums over their keys; each gets the warp's total.
   void sum_over_quad(ElementEmitter& e) {
     CodeWriter& code = e.code();
     code.line("#pragma unroll");
-    e.open_block("for (int g_r = 0; g_r < 2; ++g_r)");
+    e.open_block(fmt::format("for (int g_r = 0; g_r < {}; ++g_r)", 2 * groups_));
     code.line("g_sum[g_r] += __shfl_xor_sync(0xffffffffu, g_sum[g_r], 1);");
     code.line("g_sum[g_r] += __shfl_xor_sync(0xffffffffu, g_sum[g_r], 2);");
     e.close_block();
@@ -1125,11 +1202,24 @@ class TiledAttentionWriter {
       code.line("#pragma unroll");
       e.open_block(fmt::format("for (int g_kk = 0; g_kk < {}; ++g_kk)", split_keys_ / 16));
       skip_keys_past_end(e, "g_kk * 16");
-      code.line(fmt::format(
-          "const unsigned g_pf[4] = {{{0}(g_s[2 * g_kk][0], g_s[2 * g_kk][1]), {0}(g_s[2 * "
-          "g_kk][2], g_s[2 * g_kk][3]), {0}(g_s[2 * g_kk + 1][0], g_s[2 * g_kk + 1][1]), {0}(g_s[2 "
-          "* g_kk + 1][2], g_s[2 * g_kk + 1][3])}};",
-          pack_function(pv_type_)));
+      // P''s A fragment: scores of keys 16·g_kk.. (pairs packed) for rows g and g + 8.
+      std::vector<std::string> words;
+      for (const char* at : {"2 * g_kk][0", "2 * g_kk][2", "2 * g_kk + 1][0", "2 * g_kk + 1][2"}) {
+        const std::string first = group("g_s") + "[" + at + "]";
+        std::string second = first;
+        second[second.size() - 2] += 1;  // element 1 (3) beside 0 (2)
+        words.push_back(fmt::format("{}({}, {})", pack_function(pv_type_), first, second));
+      }
+      if (groups_ == 1) {
+        code.line(fmt::format("const unsigned g_pf[4] = {{{}}};", fmt::join(words, ", ")));
+      } else {
+        code.line(fmt::format("unsigned g_pf[{}][4];", groups_));
+        open_groups(e);
+        for (size_t w = 0; w < words.size(); ++w) {
+          code.line(fmt::format("g_pf[g_rg][{}] = {};", w, words[w]));
+        }
+        close_groups(e);
+      }
       code.line("#pragma unroll");
       if (strided_) {
         // ldmatrix.trans of V' [key][e]: keys 16·g_kk.. and + 8 at columns g_c·8.. and
@@ -1140,8 +1230,12 @@ class TiledAttentionWriter {
             "kiln_ldmatrix_x4_trans(g_vf, g_vt + (g_split + g_kk * 16 + g_lane / 8 % 2 * 8 + "
             "g_lane % 8) * {} + g_c * 8 + g_lane / 16 * 8);",
             v_stride_));
-        code.line(fmt::format("{}(g_o[g_c], g_pf, g_vf);", mma_function(pv_type_)));
-        code.line(fmt::format("{}(g_o[g_c + 1], g_pf, g_vf + 2);", mma_function(pv_type_)));
+        open_groups(e);
+        code.line(fmt::format("{}({}[g_c], {}, g_vf);", mma_function(pv_type_), group("g_o"),
+                              group("g_pf")));
+        code.line(fmt::format("{}({}[g_c + 1], {}, g_vf + 2);", mma_function(pv_type_),
+                              group("g_o"), group("g_pf")));
+        close_groups(e);
         e.close_block();
         close_skip(e);
         e.close_block();
@@ -1289,24 +1383,27 @@ class TiledAttentionWriter {
   void epilogue_one_split(ElementEmitter& e) {
     CodeWriter& code = e.code();
     const int64_t cols = a_.columns, stride = part_stride();
-    code.line("float g_inv[2];");
+    code.line(fmt::format("float g_inv[{}];", 2 * groups_));
     code.line("#pragma unroll");
-    e.open_block("for (int g_r = 0; g_r < 2; ++g_r)");
+    e.open_block(fmt::format("for (int g_r = 0; g_r < {}; ++g_r)", 2 * groups_));
     code.line(nan_guard_
                   ? "g_inv[g_r] = g_nan[g_r] || g_sum[g_r] == 0.0f ? 1.0f : 1.0f / g_sum[g_r];"
                   : "g_inv[g_r] = 1.0f / g_sum[g_r];");
     e.close_block();
     code.line("__syncthreads();");
+    open_groups(e);
     code.line("#pragma unroll");
     e.open_block(fmt::format("for (int g_c = 0; g_c < {}; ++g_c)", cols / 8));
     code.line("#pragma unroll");
     e.open_block("for (int g_r = 0; g_r < 2; ++g_r)");
     code.line(fmt::format(
-        "*reinterpret_cast<g_float2*>(&g_part[(g_warp * {} + g_g + g_r * 8) * {} + g_c * 8 + 2 * "
-        "g_t]) = g_float2{{g_o[g_c][2 * g_r] * g_inv[g_r], g_o[g_c][2 * g_r + 1] * g_inv[g_r]}};",
-        kWarpRows, stride));
+        "*reinterpret_cast<g_float2*>(&g_part[(g_warp * {0} + {1}g_g + g_r * 8) * {2} + g_c * 8 + "
+        "2 * "
+        "g_t]) = g_float2{{{3}[g_c][2 * g_r] * g_inv[{4}], {3}[g_c][2 * g_r + 1] * g_inv[{4}]}};",
+        kWarpRows * groups_, groups_ == 1 ? "" : "g_rg * 16 + ", stride, group("g_o"), row()));
     e.close_block();
     e.close_block();
+    close_groups(e);
     code.line("__syncthreads();");
     if (!stores_vectors()) {
       const bool checked = open_spread_loop(e, query_tile_ * cols);
@@ -1351,6 +1448,8 @@ class TiledAttentionWriter {
   std::vector<std::string> outputs_;
   bool tensor_cores_ = true;
   int64_t key_tile_ = 0, row_warps_ = 1, key_splits_ = 1, query_tile_ = 0, split_keys_ = 0;
+  int64_t groups_ = 1;         // groups of 16 query rows a warp
+  bool partial_keys_ = false;  // writing the math of the last key tile, which is partial
   int64_t tiles_ = 0, q_stride_ = 0, k_stride_ = 0, v_stride_ = 0, p_stride_ = 0;
   DType qk_type_ = DType::kF16, pv_type_ = DType::kF16;
   bool online_ = true;
@@ -1382,41 +1481,66 @@ bool fits_tiled_attention(const AttentionShape& a) {
   return tensor_cores || fits_simt(a);
 }
 
-std::vector<int64_t> tiled_attention_row_warps(const AttentionShape& a, const Target& target) {
-  std::vector<int64_t> choices = {4, 2, 1};
+namespace {
+
+// A division of the block's 4 warps: `row_warps` warps along the query rows, each with `groups`
+// groups of 16 rows; the key tiles split between the other 4 / row_warps warps.
+struct RowLayout {
+  int64_t row_warps = 4, groups = 1;
+};
+
+std::vector<RowLayout> tiled_attention_layouts(const KernelBody& body, const AttentionShape& a,
+                                               const Target& target) {
+  std::vector<RowLayout> choices = {{4, 1}, {2, 1}, {1, 1}};
   // The heuristic's: the most row warps whose grid has a block for every SM.
-  const auto fills_sms = [&](int64_t warps) {
-    return a.batch_count * ceil_div(a.queries, warps * kWarpRows) >= target.sm_count;
+  const auto fills_sms = [&](const RowLayout& layout) {
+    return a.batch_count * ceil_div(a.queries, layout.row_warps * kWarpRows) >= target.sm_count;
   };
   const auto heuristic = std::find_if(choices.begin(), choices.end() - 1, fills_sms);
   std::rotate(choices.begin(), heuristic, heuristic + 1);
-  // More row warps than the query rows fill are not offered (their blocks would only be
+  // More row groups than the query rows fill are not offered (their blocks would only be
   // emptier), unless the heuristic takes them.
-  const int64_t chosen = choices.front();
+  const int64_t chosen = choices.front().row_warps;
   const int64_t row_groups = std::max<int64_t>(1, ceil_div(a.queries, kWarpRows));
-  std::erase_if(choices, [&](int64_t warps) { return warps > row_groups && warps != chosen; });
+  std::erase_if(choices, [&](const RowLayout& layout) {
+    return layout.row_warps > row_groups && layout.row_warps != chosen;
+  });
+  // 32 rows a warp (128 a block) where the writer can pair row groups and the queries fill more
+  // than 64 rows.
+  KernelSpec unused;
+  if (a.queries > kWarps * kWarpRows &&
+      TiledAttentionWriter(body, a, 4, 1, unused).pairs_row_groups()) {
+    choices.push_back({4, 2});
+  }
   return choices;
 }
 
-std::vector<std::string> tiled_attention_tactics(const AttentionShape& a, const Target& target) {
+}  // namespace
+
+std::vector<std::string> tiled_attention_tactics(const KernelBody& body, const AttentionShape& a,
+                                                 const Target& target) {
   std::vector<std::string> names;
-  for (const int64_t warps : tiled_attention_row_warps(a, target)) {
-    const int64_t splits = kWarps / warps;
-    names.push_back(splits == 1 ? fmt::format("{} query rows a block", warps * kWarpRows)
-                                : fmt::format("{} query rows a block, key tiles split in {}",
-                                              warps * kWarpRows, splits));
+  for (const RowLayout& layout : tiled_attention_layouts(body, a, target)) {
+    const int64_t splits = kWarps / layout.row_warps;
+    const int64_t rows = layout.row_warps * layout.groups * kWarpRows;
+    names.push_back(
+        layout.groups > 1
+            ? fmt::format("{} query rows a block, {} a warp", rows, layout.groups * kWarpRows)
+        : splits == 1 ? fmt::format("{} query rows a block", rows)
+                      : fmt::format("{} query rows a block, key tiles split in {}", rows, splits));
   }
   return names;
 }
 
 KernelSpec emit_tiled_attention_kernel(const KernelBody& body, const AttentionShape& shape,
                                        const Target& target, int tactic) {
-  const std::vector<int64_t> row_warps = tiled_attention_row_warps(shape, target);
-  if (tactic < 0 || static_cast<size_t>(tactic) >= row_warps.size()) {
-    throw InternalError(fmt::format("tiled attention: tactic {} of {}", tactic, row_warps.size()));
+  const std::vector<RowLayout> layouts = tiled_attention_layouts(body, shape, target);
+  if (tactic < 0 || static_cast<size_t>(tactic) >= layouts.size()) {
+    throw InternalError(fmt::format("tiled attention: tactic {} of {}", tactic, layouts.size()));
   }
+  const RowLayout& layout = layouts[static_cast<size_t>(tactic)];
   KernelSpec spec;
-  TiledAttentionWriter(body, shape, row_warps[static_cast<size_t>(tactic)], spec).write();
+  TiledAttentionWriter(body, shape, layout.row_warps, layout.groups, spec).write();
   return spec;
 }
 

@@ -6,7 +6,10 @@
 //     each 8). The 4 warps take 64 different rows and all keys, or share 32 (or 16) rows and
 //     split each key tile between them, their partial rows combined at the end: three tactics,
 //     the heuristic taking 64 rows where the grid has a block per SM or more, else 32 or 16
-//     (more blocks and warps for small batches);
+//     (more blocks and warps for small batches); a fourth on the strided fast path with an online
+//     softmax: each warp two groups of 16 rows (128 a block, Q' staged after the V' buffers), so
+//     that each K' and V' fragment read by ldmatrix feeds two mmas (shared-memory reads were the
+//     bound: 16 ldmatrix.x4 for 32 mmas a key tile and warp);
 //   - the Q' tile is read through the element machinery (any prologue of slices, reshapes,
 //     transposes, casts and scales works; rows past M read row M − 1 and are not stored);
 //   - strided fast path (16-bit): when Q', K', V' are strided views of inputs (strided_view.h),
@@ -22,7 +25,9 @@
 //   - each score (f32, not rounded to the matmul's 16-bit type) goes through the ops up to the
 //     softmax's operand in registers, at its flat index (a mask broadcast over heads and rows is
 //     read there); keys past N score −inf, and a warp's 8-key groups wholly past N skip their
-//     mmas;
+//     mmas: a partial last key tile has code of its own, so that whole tiles run without those
+//     tests (in every tile they kept the compiler from hoisting the ldmatrix addresses: ViT-B/16
+//     b32's attention went from 0.0409 to 0.0326 ms on an H200 without them);
 //   - softmax per query row: the four lanes of a row combine their maxima with shuffles.
 //     When only casts lead from the softmax to P' (one pass, online softmax): a running max and
 //     sum, the accumulator rescaled when the max grows, P = exp(s − max) (ex2.approx, max.NaN on
@@ -65,8 +70,12 @@ bool fits_tiled_attention(const AttentionShape& shape);
 // rows, each key tile split between the other 4 / groups warps ("64 query rows a block", "32
 // query rows a block, key tiles split in 2", "16 query rows a block, key tiles split in 4"). The
 // heuristic takes the most row groups whose grid has a block for every SM of `target`; a choice
-// with more row groups than the queries fill is not offered.
-std::vector<std::string> tiled_attention_tactics(const AttentionShape& shape, const Target& target);
+// with more row groups than the queries fill is not offered. Last, where Q', K' and V' are
+// strided views on tensor cores with an online softmax and there are more than 64 queries, "128
+// query rows a block, 32 a warp": each warp two groups of 16 rows, so that every K' and V'
+// fragment read from shared memory feeds two mmas.
+std::vector<std::string> tiled_attention_tactics(const KernelBody& body,
+                                                 const AttentionShape& shape, const Target& target);
 
 // The kernel the way `tactic` indexes in tiled_attention_tactics(shape, target).
 KernelSpec emit_tiled_attention_kernel(const KernelBody& body, const AttentionShape& shape,
