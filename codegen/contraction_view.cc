@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <array>
+
 #include "codegen/cuda_expr.h"
 #include "ir/error.h"
 
@@ -172,6 +174,7 @@ class ConvView : public ContractionView {
     return fmt::format("{} >= 0 && {} < {} && {} >= 0 && {} < {}", iy_, iy_, height_, ix_, ix_,
                        width_);
   }
+  void a_row_terms(ElementEmitter& e, const std::string& m) override { row_coordinates(e, m); }
   std::string a_index(ElementEmitter& e, const std::string& b, const std::string& m,
                       const std::string& k) override {
     input_coordinates(e, b, m, k);
@@ -237,14 +240,20 @@ class ConvView : public ContractionView {
            pads_[0] == 0 && pads_[1] == 0 && out_h_ == height_ && out_w_ == width_;
   }
 
+  // Row m's image and output pixel (oy, ox).
+  std::array<std::string, 3> row_coordinates(ElementEmitter& e, const std::string& m) {
+    const std::string image = e.index_temp(fmt::format("{} / {}", m, out_h_ * out_w_));
+    const std::string pixel = e.index_temp(fmt::format("{} % {}", m, out_h_ * out_w_));
+    return {image, e.index_temp(fmt::format("{} / {}", pixel, out_w_)),
+            e.index_temp(fmt::format("{} % {}", pixel, out_w_))};
+  }
+
   void input_coordinates(ElementEmitter& e, const std::string& b, const std::string& m,
                          const std::string& k) {
     const int64_t taps = kernel_h_ * kernel_w_;
     const int64_t group_channels = channels_ / groups_;
-    image_ = e.index_temp(fmt::format("{} / {}", m, out_h_ * out_w_));
-    const std::string pixel = e.index_temp(fmt::format("{} % {}", m, out_h_ * out_w_));
-    const std::string oy = e.index_temp(fmt::format("{} / {}", pixel, out_w_));
-    const std::string ox = e.index_temp(fmt::format("{} % {}", pixel, out_w_));
+    const auto [image, oy, ox] = row_coordinates(e, m);
+    image_ = image;
     std::string tap;
     if (channels_last_) {
       channel_ =

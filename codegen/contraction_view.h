@@ -57,6 +57,10 @@ class ContractionView {
                                 const std::string&) {
     return "";
   }
+  // Emits the temps of a_index and a_padding that depend on row `m` alone (a convolution's
+  // image and output pixel), so that calls in inner scopes with the same `m` reuse them (the
+  // ElementEmitter's temps are shared by expression): a kernel hoists them out of its k loop.
+  virtual void a_row_terms(ElementEmitter&, const std::string&) {}
 
   // The dimension along which neighbouring elements of A and of B lie next to each other in
   // memory, so a tile loads them coalesced,
