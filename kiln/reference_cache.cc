@@ -49,6 +49,23 @@ void write_tensor(ByteWriter& out, const Tensor& tensor) {
   out.blob({reinterpret_cast<const uint8_t*>(tensor.bytes()), tensor.num_bytes()});
 }
 
+// The constants of `graph` and of its fusions' bodies, in order: each one's dtype, shape and the
+// SHA-256 of its bytes (the weights are hashed where they lie, not copied).
+void write_constants(ByteWriter& out, const Graph& graph) {
+  for (const Value* constant : graph.constants()) {
+    if (!constant->has_data()) continue;
+    const Tensor& tensor = constant->data();
+    out.u8(static_cast<uint8_t>(tensor.dtype()));
+    out.u32(static_cast<uint32_t>(tensor.shape().size()));
+    for (const int64_t dim : tensor.shape()) out.i64(dim);
+    out.string(
+        codegen::sha256_hex({reinterpret_cast<const char*>(tensor.bytes()), tensor.num_bytes()}));
+  }
+  for (const Node* node : graph.nodes()) {
+    if (node->body()) write_constants(out, *node->body());
+  }
+}
+
 }  // namespace
 
 std::vector<uint8_t> encode_tensors(const std::vector<Tensor>& tensors) {
@@ -87,11 +104,12 @@ std::optional<std::vector<Tensor>> decode_tensors(std::span<const uint8_t> bytes
 }
 
 std::string reference_key(const std::string& executable_identity, std::string_view model_bytes,
-                          const std::vector<Tensor>& inputs) {
+                          const Graph& graph, const std::vector<Tensor>& inputs) {
   ByteWriter key;
   key.string(kEntryTag);
   key.string(executable_identity);
   key.string(codegen::sha256_hex(model_bytes));
+  write_constants(key, graph);
   for (const Tensor& input : inputs) write_tensor(key, input);
   const std::vector<uint8_t> bytes = key.release();
   return "reference-" +
@@ -107,7 +125,7 @@ std::vector<Tensor> cached_reference_outputs(const std::string& model_path, cons
   const std::optional<std::string> model = file_bytes(model_path);
   if (directory.empty() || identity.empty() || !model) return run_reference(graph, inputs);
   const codegen::KernelCache cache(directory);
-  const std::string key = reference_key(identity, *model, inputs);
+  const std::string key = reference_key(identity, *model, graph, inputs);
   if (const std::optional<std::vector<uint8_t>> entry = cache.load(key)) {
     if (std::optional<std::vector<Tensor>> outputs = decode_tensors(*entry)) {
       if (from_cache) *from_cache = true;

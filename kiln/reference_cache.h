@@ -1,10 +1,11 @@
 // The CPU reference's outputs that `kiln bench` checks against, kept in the kernel cache's
 // directory (codegen/kernel_cache.h: integrity-checked entries, written by rename) under a key of
 // this kiln executable (its path, size and modification time, so a rebuilt reference interpreter
-// never reads an older one's answer), the model file's bytes and the inputs (dtype, shape,
-// bytes). At large batches the reference run takes minutes (BERT-base at batch 128), and a
-// benchmark script runs `kiln bench` on one model several times (a run that fills the caches,
-// then one per variant).
+// never reads an older one's answer), the model file's bytes, the loaded graph's constants (the
+// weights wherever they came from: an ONNX model's external data files, which the model file
+// only names, too) and the inputs (dtype, shape, bytes). At large batches the reference run takes
+// minutes (BERT-base at batch 128), and a benchmark script runs `kiln bench` on one model several
+// times (a run that fills the caches, then one per variant).
 #pragma once
 
 #include <cstdint>
@@ -31,8 +32,9 @@ std::vector<Tensor> cached_reference_outputs(const std::string& model_path, cons
 std::vector<uint8_t> encode_tensors(const std::vector<Tensor>& tensors);
 std::optional<std::vector<Tensor>> decode_tensors(std::span<const uint8_t> bytes);
 
-// The key: SHA-256 over the executable's identity, the model's bytes and the inputs.
+// The key: SHA-256 over the executable's identity, the model's bytes, the constants of `graph`
+// (and of its fusions' bodies) and the inputs.
 std::string reference_key(const std::string& executable_identity, std::string_view model_bytes,
-                          const std::vector<Tensor>& inputs);
+                          const Graph& graph, const std::vector<Tensor>& inputs);
 
 }  // namespace kiln

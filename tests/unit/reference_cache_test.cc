@@ -43,15 +43,35 @@ TEST(ReferenceCache, TensorsRoundTripAndGarbageDecodesToNothing) {
   EXPECT_FALSE(decode_tensors(std::vector<uint8_t>{1, 2, 3}).has_value());
 }
 
-TEST(ReferenceCache, TheKeyCoversTheBinaryTheModelAndTheInputs) {
-  const std::string key = reference_key("kiln 1 2", "model", {input(1)});
-  EXPECT_EQ(key, reference_key("kiln 1 2", "model", {input(1)}));
-  EXPECT_NE(key, reference_key("kiln 1 3", "model", {input(1)}));
-  EXPECT_NE(key, reference_key("kiln 1 2", "model2", {input(1)}));
-  EXPECT_NE(key, reference_key("kiln 1 2", "model", {input(1.5f)}));
-  EXPECT_NE(key, reference_key("kiln 1 2", "model",
+TEST(ReferenceCache, TheKeyCoversTheBinaryTheModelTheConstantsAndTheInputs) {
+  const std::unique_ptr<Graph> graph = parse_graph(kGraph);
+  const std::string key = reference_key("kiln 1 2", "model", *graph, {input(1)});
+  EXPECT_EQ(key, reference_key("kiln 1 2", "model", *graph, {input(1)}));
+  EXPECT_NE(key, reference_key("kiln 1 3", "model", *graph, {input(1)}));
+  EXPECT_NE(key, reference_key("kiln 1 2", "model2", *graph, {input(1)}));
+  EXPECT_NE(key, reference_key("kiln 1 2", "model", *graph, {input(1.5f)}));
+  EXPECT_NE(key, reference_key("kiln 1 2", "model", *graph,
                                {Tensor::from_vector(DType::kF32, {3, 2},
                                                     std::vector<float>{1, -1, 2, -3, 4, -5})}));
+}
+
+// The same model file whose weights differ (an ONNX model's external data file rewritten: the
+// model file only names it) keys differently: the weights are in the loaded graph's constants.
+TEST(ReferenceCache, TheKeyCoversWeightsTheModelFileDoesNotHold) {
+  constexpr const char* kWeighted = R"(
+graph @g(%x: f32[2,3]) -> (f32[2,3]) {
+  %w = const f32[2,3] [1, 2, 3, 4, 5, 6]
+  %0 = add(%x, %w) : f32[2,3]
+  return %0
+})";
+  const std::unique_ptr<Graph> graph = parse_graph(kWeighted);
+  const std::unique_ptr<Graph> same = parse_graph(kWeighted);
+  std::string text = kWeighted;
+  text.replace(text.find("[1, 2, 3"), 8, "[1, 2, 7");
+  const std::unique_ptr<Graph> other = parse_graph(text);
+  const std::string key = reference_key("kiln 1 2", "model", *graph, {input(1)});
+  EXPECT_EQ(key, reference_key("kiln 1 2", "model", *same, {input(1)}));
+  EXPECT_NE(key, reference_key("kiln 1 2", "model", *other, {input(1)}));
 }
 
 TEST(ReferenceCache, ASecondRunReadsTheFirstRunsOutputs) {
