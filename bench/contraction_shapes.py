@@ -79,6 +79,10 @@ SHAPES = {
     "vit_b32_attention": ("attention", 32, 12, 197, 64, "torchvision", False),
     "bert_b1_attention": ("attention", 1, 12, 128, 64, "packed", True),
     "vit_b1_attention": ("attention", 1, 12, 197, 64, "torchvision", False),
+    # Longer sequences than the dev models' (their key loops are 2-4 tiles deep): where the
+    # attention tactics' 128 query rows a block (two row groups a warp) should pay.
+    "seq1024_b4_attention": ("attention", 4, 12, 1024, 64, "packed", False),
+    "seq512_b8_attention": ("attention", 8, 12, 512, 64, "packed", True),
 }
 # Calls of a PyTorch op in one timed CUDA graph.
 TORCH_REPS = 20
