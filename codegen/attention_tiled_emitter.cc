@@ -25,6 +25,8 @@ constexpr int64_t kWarpRows = 16;
 constexpr int64_t kMmaKeyTile = 64;
 constexpr int64_t kMmaPadding = 8;
 constexpr int64_t kMmaMaxHeadSize = 128;
+// Two row groups a warp (pairs_row_groups): head sizes up to 64.
+constexpr int64_t kPairedMaxHeadSize = 64;
 // f32 on the CUDA cores: 32-key tiles of floats, rows padded by 4; head sizes up to 64 (Q' stays
 // in shared memory).
 constexpr int64_t kSimtKeyTile = 32;
@@ -266,10 +268,15 @@ class TiledAttentionWriter {
   }
 
   // Whether a warp may take two groups of 16 query rows (32 rows, 128 a block): on tensor cores,
-  // Q', K', V' strided, online softmax. Each K' and V' fragment loaded by ldmatrix then feeds two
-  // mmas instead of one, halving the shared-memory reads per mma (FlashAttention-2's 128-row
-  // tiles do the same).
-  bool pairs_row_groups() const { return tensor_cores_ && strided_ && online_; }
+  // Q', K', V' strided, online softmax, head sizes D and E at most 64. Each K' and V' fragment
+  // loaded by ldmatrix then feeds two mmas instead of one, halving the shared-memory reads per
+  // mma (FlashAttention-2's 128-row tiles do the same). At D = E = 128 the doubled fragments
+  // spill (255 registers, 1.2 KB of spill stores under ptxas for sm_80) and the 102 KB of shared
+  // memory exceed sm_86's and sm_89's 99 KB a block; at 64 the kernel takes 54 KB.
+  bool pairs_row_groups() const {
+    return tensor_cores_ && strided_ && online_ && a_.depth <= kPairedMaxHeadSize &&
+           a_.columns <= kPairedMaxHeadSize;
+  }
 
   void write() {
     if (a_.batch_count * tiles_ > std::numeric_limits<int32_t>::max()) {

@@ -71,9 +71,9 @@ bool fits_tiled_attention(const AttentionShape& shape);
 // query rows a block, key tiles split in 2", "16 query rows a block, key tiles split in 4"). The
 // heuristic takes the most row groups whose grid has a block for every SM of `target`; a choice
 // with more row groups than the queries fill is not offered. Last, where Q', K' and V' are
-// strided views on tensor cores with an online softmax and there are more than 64 queries, "128
-// query rows a block, 32 a warp": each warp two groups of 16 rows, so that every K' and V'
-// fragment read from shared memory feeds two mmas.
+// strided views on tensor cores with an online softmax, head sizes at most 64 and more than 64
+// queries, "128 query rows a block, 32 a warp": each warp two groups of 16 rows, so that every
+// K' and V' fragment read from shared memory feeds two mmas.
 std::vector<std::string> tiled_attention_tactics(const KernelBody& body,
                                                  const AttentionShape& shape, const Target& target);
 
