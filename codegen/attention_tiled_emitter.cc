@@ -392,6 +392,17 @@ class TiledAttentionWriter {
   void close_groups(ElementEmitter& e) {
     if (groups_ != 1) e.close_block();
   }
+  // The two mmas of an ldmatrix.x4's B fragments `b` (two n8 blocks) for each row group:
+  // accumulators `accumulator`[`n`] and [`n` + 1] += `a` · b, b + 2.
+  void mma_pair(ElementEmitter& e, DType dtype, const std::string& accumulator,
+                const std::string& n, const std::string& a, const std::string& b) {
+    open_groups(e);
+    for (const char* next : {"", " + 1"}) {
+      e.code().line(fmt::format("{}({}[{}{}], {}, {}{});", mma_function(dtype), group(accumulator),
+                                n, next, a, b, *next ? " + 2" : ""));
+    }
+    close_groups(e);
+  }
 
   // Whether Q' (K') is copied and then transformed in shared memory.
   bool transforms_queries() const { return q_.transformed() && !folded_factor_; }
@@ -838,12 +849,7 @@ class TiledAttentionWriter {
           "kiln_ldmatrix_x4(g_kf, g_kt + (g_split + g_n * 8 + g_lane / 16 * 8 + g_lane % 8) * {} "
           "+ g_kk * 16 + g_lane / 8 % 2 * 8);",
           k_stride_));
-      open_groups(e);
-      code.line(fmt::format("{}({}[g_n], {}[g_kk], g_kf);", mma_function(qk_type_), group("g_s"),
-                            group("g_qf")));
-      code.line(fmt::format("{}({}[g_n + 1], {}[g_kk], g_kf + 2);", mma_function(qk_type_),
-                            group("g_s"), group("g_qf")));
-      close_groups(e);
+      mma_pair(e, qk_type_, "g_s", "g_n", group("g_qf") + "[g_kk]", "g_kf");
       close_skip(e);
     } else if (tensor_cores_) {
       code.line("#pragma unroll");
@@ -1237,12 +1243,7 @@ class TiledAttentionWriter {
             "kiln_ldmatrix_x4_trans(g_vf, g_vt + (g_split + g_kk * 16 + g_lane / 8 % 2 * 8 + "
             "g_lane % 8) * {} + g_c * 8 + g_lane / 16 * 8);",
             v_stride_));
-        open_groups(e);
-        code.line(fmt::format("{}({}[g_c], {}, g_vf);", mma_function(pv_type_), group("g_o"),
-                              group("g_pf")));
-        code.line(fmt::format("{}({}[g_c + 1], {}, g_vf + 2);", mma_function(pv_type_),
-                              group("g_o"), group("g_pf")));
-        close_groups(e);
+        mma_pair(e, pv_type_, "g_o", "g_c", group("g_pf"), "g_vf");
         e.close_block();
         close_skip(e);
         e.close_block();
