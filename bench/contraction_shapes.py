@@ -67,6 +67,8 @@ SHAPES = {
     "resnet_b1_conv3x3_7": ("conv", 1, 512, 7, 512, 3, 1),
     "resnet_b32_conv1x1_56_up": ("conv", 32, 64, 56, 256, 1, 1),
     "resnet_b32_conv1x1_14_down": ("conv", 32, 1024, 14, 256, 1, 1),
+    "resnet_b32_conv1x1_7_down": ("conv", 32, 2048, 7, 512, 1, 1),
+    "resnet_b32_conv1x1_7_up": ("conv", 32, 512, 7, 2048, 1, 1),
     "resnet_b32_conv7x7_stem": ("conv", 32, 3, 224, 64, 7, 2),
     # MobileNetV2's depthwise 3×3 convs (one channel a group; kiln's direct kernel, not a
     # contraction: memory-bound, so the ratio matters more than the TFLOP/s).
