@@ -153,7 +153,7 @@ std::vector<WgmmaTiling> wgmma_tiling_candidates(int64_t batch, int64_t rows, in
   // stages filling the shared memory beside the staged tile.
   const int64_t sms = std::max(target.sm_count, 1);
   for (int block_n : {128, 64}) {
-    if (k_steps < kWgmmaPersistentMinSteps || cols < block_n) continue;
+    if (cols < block_n) continue;
     const int64_t stage = int64_t{kWgmmaBlockM + block_n} * kWgmmaTileK * 2;
     const int64_t room = std::min<int64_t>(kWgmmaSharedLimit, target.shared_memory_per_block) -
                          1024 - wgmma_staged_tile_bytes(block_n) -

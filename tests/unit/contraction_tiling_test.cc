@@ -192,11 +192,17 @@ TEST(ContractionTiling, CandidatesStartWithTheHeuristicsChoiceAndComeOnce) {
   for (size_t i = 0; i < ffn_down.size(); ++i) {
     EXPECT_EQ(std::count(ffn_down.begin(), ffn_down.end(), ffn_down[i]), 1) << i;
   }
-  // Shallow contractions keep their 3 stages and widths up to 128.
-  for (const WgmmaTiling& tiling : wgmma_tiling_candidates(1, 100352, 256, 64, hopper)) {
-    EXPECT_EQ(tiling.stages, 3);
+  // Shallow contractions keep their 3 stages and widths up to 128 in one-tile blocks; the
+  // persistent kernel is offered at any depth (ResNet-50's one-step 1×1 convs), its ring as deep
+  // as the shared memory holds.
+  const std::vector<WgmmaTiling> shallow = wgmma_tiling_candidates(1, 100352, 256, 64, hopper);
+  for (const WgmmaTiling& tiling : shallow) {
+    EXPECT_EQ(tiling.stages, tiling.persistent_blocks > 0 ? (tiling.block_n == 128 ? 4 : 7) : 3);
     EXPECT_LE(tiling.block_n, 128);
   }
+  EXPECT_EQ(std::count_if(shallow.begin(), shallow.end(),
+                          [](const WgmmaTiling& tiling) { return tiling.persistent_blocks > 0; }),
+            2);
   // No wgmma tiling here where the heuristic has none (batch 1's 128 rows: the small-grid ones).
   EXPECT_TRUE(wgmma_tiling_candidates(1, 128, 768, 768, hopper).empty());
   const std::vector<MmaTiling> mma = mma_tiling_candidates(1, 49, 512, 4608, kH100);
