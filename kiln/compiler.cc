@@ -134,13 +134,15 @@ void record_unmeasured(const codegen::TacticSite& site, int chosen,
   ++report.sites[it->second].nodes;
 }
 
-// Lowers with every site taking its first tactic whose name contains `text` (else the
-// heuristic's); the report's note counts them. Text that names no tactic of any site is an
-// InputError listing the tactics there are.
+// Lowers with every site taking the tactic named `text` exactly, else its first tactic whose
+// name contains `text` (else the heuristic's); the report's note counts them and names the
+// choices where the text matched several of a site's tactics. Text that names no tactic of any
+// site is an InputError listing the tactics there are.
 Program lower_forced(const Graph& fused_graph, codegen::CodegenOptions codegen,
                      const std::string& text, AutotuneReport& report) {
   int sites = 0, matched = 0;
   std::vector<std::string> names;
+  std::vector<std::string> ambiguous;  // "'<taken>' of <n> at <site>"
   std::map<std::string, size_t> entries;
   codegen.choose_tactic = [&](const codegen::TacticSite& site) {
     ++sites;
@@ -149,12 +151,20 @@ Program lower_forced(const Graph& fused_graph, codegen::CodegenOptions codegen,
         names.push_back(site.tactics[t]);
       }
     }
-    int chosen = 0;
+    std::vector<int> containing;
+    int exact = -1;
     for (size_t t = 0; t < site.tactics.size(); ++t) {
-      if (site.tactics[t].find(text) != std::string::npos) {
-        ++matched;
-        chosen = static_cast<int>(t);
-        break;
+      if (site.tactics[t] == text) exact = static_cast<int>(t);
+      if (site.tactics[t].find(text) != std::string::npos)
+        containing.push_back(static_cast<int>(t));
+    }
+    int chosen = 0;
+    if (exact >= 0 || !containing.empty()) {
+      ++matched;
+      chosen = exact >= 0 ? exact : containing.front();
+      if (exact < 0 && containing.size() > 1 && !entries.count(site.key)) {
+        ambiguous.push_back(
+            fmt::format("'{}' of {} at {}", site.tactics[chosen], containing.size(), site.label));
       }
     }
     record_unmeasured(site, chosen, entries, report);
@@ -171,6 +181,10 @@ Program lower_forced(const Graph& fused_graph, codegen::CodegenOptions codegen,
   report.note = fmt::format(
       "forced (--tactic '{}'): {} of {} nodes with several take it, the others the heuristic's",
       text, matched, sites);
+  if (!ambiguous.empty()) {
+    report.note += fmt::format("; it names several tactics of a node, the first taken: {}",
+                               fmt::join(ambiguous, ", "));
+  }
   return program;
 }
 

@@ -23,9 +23,9 @@ void add_tactic_options(CLI::App& command, TacticOptions& options) {
   on->excludes(off);
   command
       .add_option("--tactic", options.forced,
-                  "Make every kernel with several tactics take the first whose name contains "
-                  "TEXT (e.g. '128x64', 'split 2', 'mma.sync'; --explain-tactics lists "
-                  "them), the others the heuristic's: no measuring")
+                  "Make every kernel with several tactics take the one named TEXT, else the "
+                  "first whose name contains TEXT (e.g. '128x64', 'split 2', 'mma.sync'; "
+                  "--explain-tactics lists them), the others the heuristic's: no measuring")
       ->excludes(on);
   command.add_flag("--explain-tactics", options.explain,
                    "Print each problem's candidate tactics, the chosen marked, with their times "
