@@ -151,20 +151,19 @@ Program lower_forced(const Graph& fused_graph, codegen::CodegenOptions codegen,
         names.push_back(site.tactics[t]);
       }
     }
-    std::vector<int> containing;
-    int exact = -1;
+    int exact = -1, first_containing = -1, containing = 0;
     for (size_t t = 0; t < site.tactics.size(); ++t) {
       if (site.tactics[t] == text) exact = static_cast<int>(t);
-      if (site.tactics[t].find(text) != std::string::npos)
-        containing.push_back(static_cast<int>(t));
+      if (site.tactics[t].find(text) == std::string::npos) continue;
+      if (containing++ == 0) first_containing = static_cast<int>(t);
     }
     int chosen = 0;
-    if (exact >= 0 || !containing.empty()) {
+    if (containing > 0) {  // an exact name contains the text too
       ++matched;
-      chosen = exact >= 0 ? exact : containing.front();
-      if (exact < 0 && containing.size() > 1 && !entries.count(site.key)) {
+      chosen = exact >= 0 ? exact : first_containing;
+      if (exact < 0 && containing > 1 && !entries.count(site.key)) {
         ambiguous.push_back(
-            fmt::format("'{}' of {} at {}", site.tactics[chosen], containing.size(), site.label));
+            fmt::format("'{}' of {} at {}", site.tactics[chosen], containing, site.label));
       }
     }
     record_unmeasured(site, chosen, entries, report);
