@@ -132,7 +132,7 @@ struct ContractionTactic {
   std::string describe() const {
     const std::string split = splits() > 1 ? fmt::format(" split {}", splits()) : "";
     if (wgmma) {
-      return fmt::format("wgmma {}x{} {} stages{}{}{}", kWgmmaBlockM, wgmma_tiling.block_n,
+      return fmt::format("wgmma {}x{} {} stages{}{}{}", wgmma_tiling.block_m, wgmma_tiling.block_n,
                          wgmma_tiling.stages, split,
                          !tma_applies ? ""
                          : tma        ? " tma"
@@ -175,7 +175,8 @@ Contraction contraction_of(const KernelBody& body, const Target& target) {
     // Where the heuristic's tiling does not fit, the mma.sync kernel computes it.
     if (!tilings.empty() && wgmma_tiling_fits(view, tilings.front(), target)) {
       for (const WgmmaTiling& tiling : tilings) {
-        if (tiling.persistent_blocks > 0 && !wgmma_warp_specialized_applies(body, view, tiling)) {
+        if ((tiling.persistent_blocks > 0 && !wgmma_warp_specialized_applies(body, view, tiling)) ||
+            (tiling.block_m != kWgmmaBlockM && !wgmma_tall_applies(body, view, tiling))) {
           continue;
         }
         if (wgmma_tiling_fits(view, tiling, target)) {

@@ -2,6 +2,7 @@
 #include "codegen/contraction_tiling.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace kiln::codegen {
 namespace {
@@ -65,12 +66,12 @@ std::vector<MmaTiling> mma_tiling_candidates(int64_t batch, int64_t rows, int64_
   return candidates;
 }
 
-// Blocks of wgmma tiles block_n wide an SM holds at once: by shared memory (the stages and a
-// kilobyte of alignment, plus the kilobyte the SM keeps per block) and by registers (about
+// Blocks of wgmma tiles block_m × block_n an SM holds at once: by shared memory (the stages and
+// a kilobyte of alignment, plus the kilobyte the SM keeps per block) and by registers (about
 // block_n / 2 accumulators and 64 others a thread).
-int64_t wgmma_blocks_per_sm(int block_n, int stages, const Target& target) {
-  const int64_t shared = int64_t{stages} * (kWgmmaBlockM + block_n) * kWgmmaTileK * 2 + 2048;
-  const int64_t registers = int64_t{kWgmmaThreads} * (block_n / 2 + 64);
+int64_t wgmma_blocks_per_sm(int block_m, int block_n, int stages, const Target& target) {
+  const int64_t shared = int64_t{stages} * (block_m + block_n) * kWgmmaTileK * 2 + 2048;
+  const int64_t registers = int64_t{block_m / 64 * 128} * (block_n / 2 + 64);
   return std::max<int64_t>(1, std::min(target.shared_memory_per_sm / shared,
                                        target.registers_per_sm / registers));
 }
@@ -90,11 +91,50 @@ int64_t heuristic_wgmma_splits(const WgmmaTiling& tiling, int64_t row_tiles, int
                                int64_t k_steps, const Target& target) {
   const int64_t sms = std::max(target.sm_count, 1);
   const int64_t blocks = row_tiles * ceil_div(cols, tiling.block_n);
-  const int64_t slots = sms * wgmma_blocks_per_sm(tiling.block_n, tiling.stages, target);
+  const int64_t slots =
+      sms * wgmma_blocks_per_sm(tiling.block_m, tiling.block_n, tiling.stages, target);
   return std::min<int64_t>({slots / blocks, kMaxSplits, k_steps / kWgmmaMinSplitSteps});
 }
 
+// The tall tiling of kWgmmaTallBlockM rows (see the header) that fills its waves best, in as
+// many stages up to the default as the shared memory holds; none where the heuristic splits K
+// or the best fills its waves no better than the heuristic's by kWgmmaTallMinGain.
+std::optional<WgmmaTiling> wgmma_tall_candidate(const WgmmaTiling& heuristic, int64_t batch,
+                                                int64_t rows, int64_t cols, int64_t k_steps,
+                                                const Target& target) {
+  if (heuristic.splits > 1) return std::nullopt;
+  const int64_t sms = std::max(target.sm_count, 1);
+  const auto fill = [&](const WgmmaTiling& tiling) {
+    const int64_t tiles = ceil_div(rows, tiling.block_m) * batch * ceil_div(cols, tiling.block_n);
+    return wgmma_wave_fill(
+        tiles, sms * wgmma_blocks_per_sm(tiling.block_m, tiling.block_n, tiling.stages, target));
+  };
+  const int64_t room = std::min<int64_t>(kWgmmaSharedLimit, target.shared_memory_per_block) - 1024 -
+                       8 * WgmmaTiling{}.stages;
+  std::optional<WgmmaTiling> best;
+  double best_fill = fill(heuristic) + kWgmmaTallMinGain;
+  for (int block_n : {128, 192, 256}) {
+    if (block_n > ceil_div(cols, 64) * 64) break;
+    const int64_t stage = int64_t{kWgmmaTallBlockM + block_n} * kWgmmaTileK * 2;
+    const int stages = static_cast<int>(std::min<int64_t>(WgmmaTiling{}.stages, room / stage));
+    if (stages < 3) continue;
+    WgmmaTiling tall{.block_m = kWgmmaTallBlockM, .block_n = block_n, .stages = stages};
+    tall = with_wgmma_splits(tall, k_steps, 1);
+    const double tall_fill = fill(tall);
+    if (tall_fill > best_fill) {
+      best = tall;
+      best_fill = tall_fill;
+    }
+  }
+  return best;
+}
+
 }  // namespace
+
+double wgmma_wave_fill(int64_t tiles, int64_t slots) {
+  if (tiles <= 0 || slots <= 0) return 0.0;
+  return static_cast<double>(tiles) / static_cast<double>(ceil_div(tiles, slots) * slots);
+}
 
 WgmmaTiling choose_wgmma_tiling(int64_t batch, int64_t rows, int64_t cols, int64_t depth,
                                 const Target& target) {
@@ -145,7 +185,7 @@ std::vector<WgmmaTiling> wgmma_tiling_candidates(int64_t batch, int64_t rows, in
   // deep-pipelined block an SM cannot (BERT-base b32's FFN gemms take 1.3-1.4x their time
   // without an epilogue).
   if (heuristic.stages > kWgmmaShallowStages && cols >= 128 &&
-      wgmma_blocks_per_sm(128, kWgmmaShallowStages, target) >= 2) {
+      wgmma_blocks_per_sm(kWgmmaBlockM, 128, kWgmmaShallowStages, target) >= 2) {
     const WgmmaTiling pair{.block_n = 128, .stages = kWgmmaShallowStages};
     add_once(candidates, with_wgmma_splits(pair, k_steps, 1));
   }
@@ -166,6 +206,10 @@ std::vector<WgmmaTiling> wgmma_tiling_candidates(int64_t batch, int64_t rows, in
         static_cast<int>(std::min(sms, row_tiles * ceil_div(cols, block_n)));
     add_once(candidates, persistent);
   }
+  if (const std::optional<WgmmaTiling> tall =
+          wgmma_tall_candidate(heuristic, batch, rows, cols, k_steps, target)) {
+    add_once(candidates, *tall);
+  }
   return candidates;
 }
 
@@ -181,7 +225,7 @@ std::vector<WgmmaTiling> wgmma_small_grid_candidates(int64_t batch, int64_t rows
     if (block_n > ceil_div(cols, 64) * 64) break;
     const WgmmaTiling tiling{.block_n = block_n, .stages = stages};
     const int64_t blocks = row_tiles * ceil_div(cols, block_n);
-    const int64_t held = sms * wgmma_blocks_per_sm(block_n, stages, target);
+    const int64_t held = sms * wgmma_blocks_per_sm(kWgmmaBlockM, block_n, stages, target);
     const int64_t splits =
         std::min<int64_t>({held / blocks, kMaxSplits, k_steps / kWgmmaSmallGridMinSplitSteps});
     const WgmmaTiling whole = with_wgmma_splits(tiling, k_steps, 1);

@@ -58,7 +58,6 @@ struct MmaTiling {
 // 256 tile of 4 stages holds an SM alone).
 inline constexpr int kWgmmaBlockM = 128;
 inline constexpr int kWgmmaTileK = 64;
-inline constexpr int kWgmmaThreads = 256;
 inline constexpr int kWgmmaMinSplitSteps = 8;
 inline constexpr int kWgmmaShallowSteps = 2;
 inline constexpr int kWgmmaShallowStages = 3;
@@ -86,7 +85,23 @@ inline int64_t wgmma_staged_tile_bytes(int block_n) {
 inline constexpr int kWgmmaPersistentThreads = 384;
 inline constexpr int kWgmmaPersistentMaxStages = 8;
 
+// Tall tiles of the one-tile kernel: kWgmmaTallBlockM rows, three warpgroups of 64 (384
+// threads), a block an SM, both operands by TMA (the emitter decides). Where 128-row tiles leave
+// the last wave of blocks part empty, a taller tile may fill its waves: ViT-B/16 b32's 6304-row
+// gemms 768 wide make 300 tiles of 128 × 128 (or 200 of 128 × 192) over 132 SMs, a last wave a
+// quarter or a half full, and 132 of 192 × 192, one full wave. Offered (never the heuristic's
+// choice) for unsplit contractions: the width of 128, 192 and 256 whose grid fills its waves best
+// (wgmma_wave_fill), where that beats the heuristic's fill by kWgmmaTallMinGain.
+inline constexpr int kWgmmaTallBlockM = 192;
+inline constexpr double kWgmmaTallMinGain = 0.05;
+// The share of the block slots that a grid of `tiles` blocks keeps busy over its waves:
+// tiles / (waves · slots), slots being the SMs times the blocks an SM holds.
+double wgmma_wave_fill(int64_t tiles, int64_t slots);
+
 struct WgmmaTiling {
+  // Rows of a block's tile: kWgmmaBlockM, or kWgmmaTallBlockM for the one-tile kernel's tall
+  // tiles (a warpgroup a 64 rows, wgmma_tall_candidate).
+  int block_m = kWgmmaBlockM;
   int block_n = 0;
   int stages = 4;
   int splits = 1;           // slices of K (1: no split)
@@ -96,11 +111,13 @@ struct WgmmaTiling {
   int persistent_blocks = 0;
 
   bool operator==(const WgmmaTiling&) const = default;
+  // The one-tile kernel's threads: a warpgroup a 64 rows.
+  int threads() const { return block_m / 64 * 128; }
 };
 
-// Blocks of wgmma tiles block_n wide with `stages` stages an SM holds at once (by shared memory
-// and registers).
-int64_t wgmma_blocks_per_sm(int block_n, int stages, const Target& target);
+// Blocks of wgmma tiles block_m × block_n with `stages` stages an SM holds at once (by shared
+// memory and registers).
+int64_t wgmma_blocks_per_sm(int block_m, int block_n, int stages, const Target& target);
 
 WgmmaTiling choose_wgmma_tiling(int64_t batch, int64_t rows, int64_t cols, int64_t depth,
                                 const Target& target);
@@ -115,7 +132,8 @@ MmaTiling choose_mma_tiling(int64_t batch, int64_t rows, int64_t cols, int64_t d
 // does not split (a grid 1.5 waves deep becomes 3 waves), and 128 wide in the shallow stage count
 // where the heuristic pipelines deeper (two blocks an SM), and the warp-specialized persistent
 // kernel 128 and 64 wide where its conditions hold (kWgmmaPersistentThreads; it also needs both
-// operands copied by TMA, which the emitter decides); for mma.sync the 128 × 128 and 64 × 64
+// operands copied by TMA, which the emitter decides), and a tall tile where one fills the waves
+// better (kWgmmaTallBlockM); for mma.sync the 128 × 128 and 64 × 64
 // tiles, each with its heuristic split and without one. Empty when the heuristic finds no wgmma
 // tiling (block_n 0).
 std::vector<WgmmaTiling> wgmma_tiling_candidates(int64_t batch, int64_t rows, int64_t cols,

@@ -174,7 +174,7 @@ class WgmmaKernelWriter {
         index_(e.index_type()) {
     a_.name = 'a';
     a_.k_major = !view.a_contiguous_along_m();
-    a_.extent = kWgmmaBlockM;
+    a_.extent = tiling_.block_m;
     a_.view = a_chunk_view(e.params(), view);
     a_.parameter = e.params().read(a_.view ? a_.view->source : view.a_operand());
     a_.gathered = !a_.view && !reads_a_as_it_lies(e.params(), view);
@@ -224,7 +224,7 @@ class WgmmaKernelWriter {
                          : b_.map         ? ", B by TMA"
                                           : "";
     spec_.tactic = fmt::format(
-        "wgmma {}x{}x{} tile, {} stages, A {}-major {}, B {}-major{}{}", kWgmmaBlockM,
+        "wgmma {}x{}x{} tile, {} stages, A {}-major {}, B {}-major{}{}", tiling_.block_m,
         tiling_.block_n, kWgmmaTileK, tiling_.stages, a_.k_major ? "K" : "MN", a_source,
         b_.k_major ? "K" : "MN", by_tma,
         tiling_.splits > 1 ? fmt::format(", split-K into {} slices", tiling_.splits) : "");
@@ -232,7 +232,7 @@ class WgmmaKernelWriter {
       spec_.tactic += fmt::format(
           ", warp-specialized (a TMA producer, two consumers of {}x{} tiles in turn{}), "
           "persistent over {} blocks",
-          kWgmmaBlockM, tiling_.block_n, staged_persistent() ? ", epilogues staged in turn" : "",
+          tiling_.block_m, tiling_.block_n, staged_persistent() ? ", epilogues staged in turn" : "",
           tiling_.persistent_blocks);
     }
     spec_.flops = 2 * view_.batch * view_.rows * view_.cols * view_.depth;
@@ -257,7 +257,7 @@ class WgmmaKernelWriter {
     shared_stages();
     code_.line(fmt::format("const {} g_b = blockIdx.z % {};", index_, view_.batch));
     code_.line(fmt::format("const {} g_m0 = static_cast<{}>(blockIdx.y) * {};", index_, index_,
-                           kWgmmaBlockM));
+                           tiling_.block_m));
     code_.line(fmt::format("const {} g_n0 = static_cast<{}>(blockIdx.x) * {};", index_, index_,
                            tiling_.block_n));
     // Split-K: blockIdx.z = slice · batch + b, the slice's depth [g_kbegin, g_kend).
@@ -361,7 +361,7 @@ class WgmmaKernelWriter {
   void write_warp_specialized(const std::vector<std::string>& outputs) {
     const int stages = tiling_.stages;
     const int64_t col_tiles = ceil_div(view_.cols, tiling_.block_n);
-    const int64_t row_tiles = ceil_div(view_.rows, kWgmmaBlockM);
+    const int64_t row_tiles = ceil_div(view_.rows, tiling_.block_m);
     const int64_t tiles = col_tiles * row_tiles * view_.batch;
     const int64_t staged_tile = stages * stage_bytes_;
     spec_.min_blocks = 1;  // registers capped at a block's share, as setmaxnreg needs
@@ -387,7 +387,7 @@ class WgmmaKernelWriter {
     const auto tile_origin = [&] {
       code_.line(fmt::format("const {} g_b = g_tile_index / {};", index_, col_tiles * row_tiles));
       code_.line(fmt::format("const {} g_m0 = static_cast<{}>(g_tile_index / {} % {}) * {};",
-                             index_, index_, col_tiles, row_tiles, kWgmmaBlockM));
+                             index_, index_, col_tiles, row_tiles, tiling_.block_m));
       code_.line(fmt::format("const {} g_n0 = static_cast<{}>(g_tile_index % {}) * {};", index_,
                              index_, col_tiles, tiling_.block_n));
     };
@@ -559,12 +559,12 @@ class WgmmaKernelWriter {
   // of ResNet-50's 3x3 convs: about 100 of a step's 225 instructions a thread re-derived them).
   void hoist_gathered_rows() {
     const int per_row = a_.chunks_per_row();
-    if (a_.map || !a_.gathered || !a_.k_major || kWgmmaThreads % per_row != 0) return;
-    hoisted_rows_ = a_.rows() * per_row / kWgmmaThreads;
+    if (a_.map || !a_.gathered || !a_.k_major || tiling_.threads() % per_row != 0) return;
+    hoisted_rows_ = a_.rows() * per_row / tiling_.threads();
     code_.line(fmt::format("const int g_chunk = threadIdx.x % {};", per_row));
     for (int p = 0; p < hoisted_rows_; ++p) {
       code_.line(fmt::format("const int g_row{0} = threadIdx.x / {1} + {2};", p, per_row,
-                             p * kWgmmaThreads / per_row));
+                             p * tiling_.threads() / per_row));
       code_.line(fmt::format("const {0} g_o{1} = g_m0 + g_row{1};", index_, p));
       code_.line(fmt::format(
           "const int g_at{0} = g_row{0} * {1} + ((g_chunk ^ (g_row{0} & 7)) << 4);", p, kRowBytes));
@@ -581,18 +581,17 @@ class WgmmaKernelWriter {
                  const std::string& other0, int64_t other_size, const Index& index,
                  const Padding& padding) {
     const int chunks = tile.rows() * tile.chunks_per_row();
-    if (chunks % kWgmmaThreads != 0) {
+    if (chunks % tiling_.threads() != 0) {
       throw InternalError(fmt::format("wgmma contraction: {} chunks of tile {} over {} threads",
-                                      chunks, tile.name, kWgmmaThreads));
+                                      chunks, tile.name, tiling_.threads()));
     }
     if (&tile == &a_ && hoisted_rows_ > 0) {
       load_hoisted_rows(k0, stage, other_size, index, padding);
       return;
     }
     code_.line("#pragma unroll");
-    e_.open_block(
-        fmt::format("for (int g_p = 0; g_p < {}; ++g_p)", chunks / kWgmmaThreads));
-    code_.line(fmt::format("const int g_q = threadIdx.x + g_p * {};", kWgmmaThreads));
+    e_.open_block(fmt::format("for (int g_p = 0; g_p < {}; ++g_p)", chunks / tiling_.threads()));
+    code_.line(fmt::format("const int g_q = threadIdx.x + g_p * {};", tiling_.threads()));
     code_.line(fmt::format("const int g_row = g_q / {}, g_chunk = g_q % {};",
                            tile.chunks_per_row(), tile.chunks_per_row()));
     if (tile.k_major) {
@@ -646,10 +645,10 @@ class WgmmaKernelWriter {
   // g_n0 + 8j + 2 · (lane mod 4) + r mod 2.
   void results(const std::vector<std::string>& outputs) {
     if (stages_results() &&
-        int64_t{kWgmmaBlockM} * staged_row() * 4 <= tiling_.stages * stage_bytes_) {
+        int64_t{tiling_.block_m} * staged_row() * 4 <= tiling_.stages * stage_bytes_) {
       code_.line("__syncthreads();");
       return results_through_shared(outputs, {.thread = "threadIdx.x",
-                                              .threads = kWgmmaThreads,
+                                              .threads = tiling_.threads(),
                                               .tile = "g_shared",
                                               .barrier = "__syncthreads();",
                                               .both_halves = false});
@@ -729,7 +728,7 @@ class WgmmaKernelWriter {
     if (staging.both_halves) e_.close_block();
     code_.line(staging.barrier);
     const int runs_per_row = tiling_.block_n / kVector;
-    const int runs = kWgmmaBlockM * runs_per_row / staging.threads;
+    const int runs = tiling_.block_m * runs_per_row / staging.threads;
     const std::vector<const Value*> result_shaped = result_shaped_inputs();
     // Where a row's runs divide the threads, a thread finishes the same run (8 columns) of every
     // row it takes: its per-column inputs (a bias) are read before the rows, a vector each,
@@ -910,17 +909,17 @@ bool takes_wgmma_contraction(const KernelBody& body, const Node& anchor,
 
 bool wgmma_tiling_fits(const ContractionView& view, const WgmmaTiling& tiling,
                        const Target& target) {
-  if (tiling.block_n == 0 || ceil_div(view.rows, kWgmmaBlockM) > 65535 ||
+  if (tiling.block_n == 0 || ceil_div(view.rows, tiling.block_m) > 65535 ||
       view.batch * tiling.splits > 65535) {
     return false;
   }
   if (tiling.persistent_blocks > 0 &&
-      (tiling.splits > 1 || tiling.block_n > 128 ||
-       ceil_div(view.rows, kWgmmaBlockM) * ceil_div(view.cols, tiling.block_n) * view.batch >
+      (tiling.splits > 1 || tiling.block_n > 128 || tiling.block_m != kWgmmaBlockM ||
+       ceil_div(view.rows, tiling.block_m) * ceil_div(view.cols, tiling.block_n) * view.batch >
            (int64_t{1} << 31) - 1)) {
     return false;
   }
-  const int64_t stage = int64_t{kWgmmaBlockM + tiling.block_n} * kWgmmaTileK * 2;
+  const int64_t stage = int64_t{tiling.block_m + tiling.block_n} * kWgmmaTileK * 2;
   return tiling.stages * stage + staged_tile_bytes(tiling) + kAtomBytes + barrier_bytes(tiling) <=
          std::min(kWgmmaSharedLimit, target.shared_memory_per_block);
 }
@@ -936,7 +935,7 @@ std::pair<bool, bool> tma_operands(const KernelBody& body, const ContractionView
   const bool a_as_it_lies = !a_view && reads_a_as_it_lies(params, view);
   return {(a_view && view_tensor_map(view, tiling, *a_view).has_value()) ||
               (a_as_it_lies && operand_tensor_map(view, tiling, true, !view.a_contiguous_along_m(),
-                                                  kWgmmaBlockM, view.a_strides())
+                                                  tiling.block_m, view.a_strides())
                                    .has_value()),
           operand_tensor_map(view, tiling, false, view.b_contiguous_along_k(), tiling.block_n,
                              view.b_strides())
@@ -957,6 +956,12 @@ bool wgmma_warp_specialized_applies(const KernelBody& body, const ContractionVie
   return tiling.persistent_blocks > 0 && a && b;
 }
 
+bool wgmma_tall_applies(const KernelBody& body, const ContractionView& view,
+                        const WgmmaTiling& tiling) {
+  const auto [a, b] = tma_operands(body, view, tiling);
+  return tiling.block_m != kWgmmaBlockM && a && b;
+}
+
 KernelSpec emit_wgmma_contraction_kernel(const KernelBody& body, const Node& anchor,
                                          ContractionView& view, const WgmmaTiling& tiling,
                                          bool tma) {
@@ -965,13 +970,16 @@ KernelSpec emit_wgmma_contraction_kernel(const KernelBody& body, const Node& anc
     throw InternalError(
         "wgmma contraction: the warp-specialized kernel needs both operands by TMA");
   }
+  if (tiling.block_m != kWgmmaBlockM && !(tma && wgmma_tall_applies(body, view, tiling))) {
+    throw InternalError("wgmma contraction: a tall tile needs both operands by TMA");
+  }
   const std::array<uint32_t, 3> grid =
       persistent
           ? std::array<uint32_t, 3>{static_cast<uint32_t>(tiling.persistent_blocks), 1, 1}
           : std::array<uint32_t, 3>{static_cast<uint32_t>(ceil_div(view.cols, tiling.block_n)),
-                                    static_cast<uint32_t>(ceil_div(view.rows, kWgmmaBlockM)),
+                                    static_cast<uint32_t>(ceil_div(view.rows, tiling.block_m)),
                                     static_cast<uint32_t>(view.batch * tiling.splits)};
-  const uint32_t threads = persistent ? kWgmmaPersistentThreads : kWgmmaThreads;
+  const uint32_t threads = persistent ? kWgmmaPersistentThreads : tiling.threads();
   KernelSpec spec;
   std::vector<std::string> outputs;
   if (tiling.splits > 1) {

@@ -2,7 +2,8 @@
 // operands are buffers read as they lie, on warpgroup MMA (wgmma.mma_async), f32 accumulators.
 //
 // A block of two warpgroups (256 threads) computes 128 × block_n outputs of one batch index
-// (codegen/contraction_tiling.h chooses block_n), each warpgroup 64 rows with one
+// (codegen/contraction_tiling.h chooses block_n; a tall tiling's block of three computes 192 ×
+// block_n, both operands by TMA), each warpgroup 64 rows with one
 // wgmma.m64n{block_n}k16 per 16 of depth, both operands read by the tensor cores from shared
 // memory through matrix descriptors. K advances 64 a step: each operand's tile of a step is
 // stored as 128-byte rows of 64 values in the 128-byte swizzle the descriptors name (the 16-byte
@@ -90,6 +91,11 @@ bool wgmma_tma_applies(const KernelBody& body, const ContractionView& view,
 // as that kernel needs.
 bool wgmma_warp_specialized_applies(const KernelBody& body, const ContractionView& view,
                                     const WgmmaTiling& tiling);
+
+// Whether `tiling` is a tall tile's (block_m above kWgmmaBlockM) and TMA would copy both
+// operands, as its 384 threads need (a 128-wide B tile's cp.async chunks do not divide them).
+bool wgmma_tall_applies(const KernelBody& body, const ContractionView& view,
+                        const WgmmaTiling& tiling);
 
 // With `tma`, each operand that TMA can copy is copied so; the other by cp.async. A tiling with
 // persistent_blocks gives the warp-specialized kernel (wgmma_warp_specialized_applies must hold).

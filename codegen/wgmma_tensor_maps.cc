@@ -75,10 +75,10 @@ std::optional<std::pair<KernelTensorMap, std::vector<ViewMapCoordinate>>> view_t
   // The m digits the tile's rows span, innermost first, with their boxes.
   std::vector<std::pair<const FlatStridedView::Digit*, int64_t>> m_boxes;
   int64_t rows = 1;
-  while (rows < kWgmmaBlockM) {
+  while (rows < tiling.block_m) {
     const FlatStridedView::Digit* digit = digit_at(view.depth * rows);
     if (!digit) return std::nullopt;
-    const int64_t left = kWgmmaBlockM / rows;
+    const int64_t left = tiling.block_m / rows;
     const int64_t box = std::min(digit->size, left);
     const bool outermost = digit == &flat.digits.front();
     if (box < left ? left % box != 0 : digit->size % box != 0 && !outermost) return std::nullopt;

@@ -135,7 +135,7 @@ TEST(ContractionTiling, ShallowWgmmaContractionsShareAnSm) {
   const WgmmaTiling shallow = choose_wgmma_tiling(1, 100352, 256, 64, hopper);
   EXPECT_EQ(shallow.block_n, 128);
   EXPECT_EQ(shallow.stages, 3);
-  EXPECT_EQ(wgmma_blocks_per_sm(shallow.block_n, shallow.stages, hopper), 2);
+  EXPECT_EQ(wgmma_blocks_per_sm(shallow.block_m, shallow.block_n, shallow.stages, hopper), 2);
   // Two steps (layer 2's, K = 128) are shallow too; three are not.
   EXPECT_EQ(choose_wgmma_tiling(1, 25088, 512, 128, hopper).stages, 3);
   const WgmmaTiling deep = choose_wgmma_tiling(1, 100352, 256, 192, hopper);
@@ -169,13 +169,13 @@ TEST(ContractionTiling, CandidatesStartWithTheHeuristicsChoiceAndComeOnce) {
   const std::vector<WgmmaTiling> ffn_down = wgmma_tiling_candidates(1, 6304, 768, 3072, hopper);
   ASSERT_FALSE(ffn_down.empty());
   EXPECT_EQ(ffn_down.front(), choose_wgmma_tiling(1, 6304, 768, 3072, hopper));
-  EXPECT_EQ(ffn_down.size(), 11u);
+  EXPECT_EQ(ffn_down.size(), 12u);
   const WgmmaTiling halves{.block_n = 192, .stages = 4, .splits = 2, .split_depth = 1536};
   EXPECT_NE(std::find(ffn_down.begin(), ffn_down.end(), halves), ffn_down.end());
   // ... and 128 wide in 3 stages, two blocks an SM.
   const WgmmaTiling pair{.block_n = 128, .stages = 3, .splits = 1, .split_depth = 3072};
   EXPECT_NE(std::find(ffn_down.begin(), ffn_down.end(), pair), ffn_down.end());
-  EXPECT_GE(wgmma_blocks_per_sm(128, 3, hopper), 2);
+  EXPECT_GE(wgmma_blocks_per_sm(128, 128, 3, hopper), 2);
   // ... and the warp-specialized persistent kernel, 128 and 64 wide, a block on each of the 132
   // SMs (300 and 600 tiles), as many stages as 227 KiB hold beside the staged f32 tile (32 and 24
   // KiB a stage, 68 and 36 KiB the tile).
@@ -183,8 +183,20 @@ TEST(ContractionTiling, CandidatesStartWithTheHeuristicsChoiceAndComeOnce) {
       .block_n = 128, .stages = 4, .splits = 1, .split_depth = 3072, .persistent_blocks = 132};
   const WgmmaTiling persistent_64{
       .block_n = 64, .stages = 7, .splits = 1, .split_depth = 3072, .persistent_blocks = 132};
-  EXPECT_EQ(ffn_down[ffn_down.size() - 2], persistent_128);
-  EXPECT_EQ(ffn_down.back(), persistent_64);
+  EXPECT_EQ(ffn_down[ffn_down.size() - 3], persistent_128);
+  EXPECT_EQ(ffn_down[ffn_down.size() - 2], persistent_64);
+  // ... and 192 × 192 tall tiles: 33 × 4 = 132 blocks, one full wave, where the heuristic's 200
+  // tiles of 128 × 192 fill 76% of two.
+  const WgmmaTiling tall{
+      .block_m = 192, .block_n = 192, .stages = 4, .splits = 1, .split_depth = 3072};
+  EXPECT_EQ(ffn_down.back(), tall);
+  EXPECT_DOUBLE_EQ(wgmma_wave_fill(132, 132), 1.0);
+  EXPECT_NEAR(wgmma_wave_fill(200, 132), 200.0 / 264, 1e-12);
+  // No tall tile where the heuristic's waves are nearly full (BERT-base b32's QKV projection:
+  // 384 tiles of 128 × 192, 97% of three waves).
+  for (const WgmmaTiling& tiling : wgmma_tiling_candidates(1, 4096, 2304, 768, hopper)) {
+    EXPECT_EQ(tiling.block_m, kWgmmaBlockM);
+  }
   // Fewer tiles than SMs: a block a tile (1000 × 1536: 8 × 12 tiles of 128 × 128).
   const std::vector<WgmmaTiling> few = wgmma_tiling_candidates(1, 1000, 1536, 768, hopper);
   ASSERT_FALSE(few.empty());
