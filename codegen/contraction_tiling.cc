@@ -103,11 +103,8 @@ std::optional<WgmmaTiling> wgmma_tall_candidate(const WgmmaTiling& heuristic, in
                                                 int64_t rows, int64_t cols, int64_t k_steps,
                                                 const Target& target) {
   if (heuristic.splits > 1) return std::nullopt;
-  const int64_t sms = std::max(target.sm_count, 1);
   const auto fill = [&](const WgmmaTiling& tiling) {
-    const int64_t tiles = ceil_div(rows, tiling.block_m) * batch * ceil_div(cols, tiling.block_n);
-    return wgmma_wave_fill(
-        tiles, sms * wgmma_blocks_per_sm(tiling.block_m, tiling.block_n, tiling.stages, target));
+    return wgmma_wave_fill(tiling, batch, rows, cols, target);
   };
   const int64_t room = std::min<int64_t>(kWgmmaSharedLimit, target.shared_memory_per_block) - 1024 -
                        8 * WgmmaTiling{}.stages;
@@ -131,9 +128,14 @@ std::optional<WgmmaTiling> wgmma_tall_candidate(const WgmmaTiling& heuristic, in
 
 }  // namespace
 
-double wgmma_wave_fill(int64_t tiles, int64_t slots) {
-  if (tiles <= 0 || slots <= 0) return 0.0;
-  return static_cast<double>(tiles) / static_cast<double>(ceil_div(tiles, slots) * slots);
+double wgmma_wave_fill(const WgmmaTiling& tiling, int64_t batch, int64_t rows, int64_t cols,
+                       const Target& target) {
+  const int64_t tiles = ceil_div(rows, tiling.block_m) * ceil_div(cols, tiling.block_n) * batch;
+  const int64_t slots = std::max(target.sm_count, 1) *
+                        wgmma_blocks_per_sm(tiling.block_m, tiling.block_n, tiling.stages, target);
+  const double held =
+      static_cast<double>(ceil_div(tiles, slots) * slots) * tiling.block_m * tiling.block_n;
+  return static_cast<double>(batch * rows * cols) / held;
 }
 
 WgmmaTiling choose_wgmma_tiling(int64_t batch, int64_t rows, int64_t cols, int64_t depth,

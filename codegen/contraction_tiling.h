@@ -86,17 +86,15 @@ inline constexpr int kWgmmaPersistentThreads = 384;
 inline constexpr int kWgmmaPersistentMaxStages = 8;
 
 // Tall tiles of the one-tile kernel: kWgmmaTallBlockM rows, three warpgroups of 64 (384
-// threads), a block an SM, both operands by TMA (the emitter decides). Where 128-row tiles leave
-// the last wave of blocks part empty, a taller tile may fill its waves: ViT-B/16 b32's 6304-row
-// gemms 768 wide make 300 tiles of 128 × 128 (or 200 of 128 × 192) over 132 SMs, a last wave a
-// quarter or a half full, and 132 of 192 × 192, one full wave. Offered (never the heuristic's
-// choice) for unsplit contractions: the width of 128, 192 and 256 whose grid fills its waves best
-// (wgmma_wave_fill), where that beats the heuristic's fill by kWgmmaTallMinGain.
+// threads), a block an SM; an operand copied by cp.async must share its chunks evenly among
+// the threads (the emitter decides: a gathered conv input does, B only 192 wide). Where 128-row
+// tiles leave the last wave of blocks part empty, a taller tile may fill its waves: ViT-B/16 b32's
+// 6304-row gemms 768 wide make 300 tiles of 128 × 128 (or 200 of 128 × 192) over 132 SMs, a last
+// wave a quarter or a half full, and 132 of 192 × 192, one full wave. Offered (never the
+// heuristic's choice) for unsplit contractions: the width of 128, 192 and 256 whose grid fills its
+// waves best (wgmma_wave_fill), where that beats the heuristic's fill by kWgmmaTallMinGain.
 inline constexpr int kWgmmaTallBlockM = 192;
 inline constexpr double kWgmmaTallMinGain = 0.05;
-// The share of the block slots that a grid of `tiles` blocks keeps busy over its waves:
-// tiles / (waves · slots), slots being the SMs times the blocks an SM holds.
-double wgmma_wave_fill(int64_t tiles, int64_t slots);
 
 struct WgmmaTiling {
   // Rows of a block's tile: kWgmmaBlockM, or kWgmmaTallBlockM for the one-tile kernel's tall
@@ -118,6 +116,13 @@ struct WgmmaTiling {
 // Blocks of wgmma tiles block_m × block_n with `stages` stages an SM holds at once (by shared
 // memory and registers).
 int64_t wgmma_blocks_per_sm(int block_m, int block_n, int stages, const Target& target);
+
+// The share of its block slots' work over its waves that `tiling`'s grid spends on outputs:
+// outputs / (waves · slots · block_m · block_n), slots being the SMs times the blocks an SM
+// holds. Where two tilings fill their waves alike (BERT-base b32's 4096-row gemms: 128 tiles of
+// 128 × 192 or 132 of 192 × 128, each 97%), the taller tile gains nothing.
+double wgmma_wave_fill(const WgmmaTiling& tiling, int64_t batch, int64_t rows, int64_t cols,
+                       const Target& target);
 
 WgmmaTiling choose_wgmma_tiling(int64_t batch, int64_t rows, int64_t cols, int64_t depth,
                                 const Target& target);

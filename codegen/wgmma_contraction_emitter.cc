@@ -958,8 +958,12 @@ bool wgmma_warp_specialized_applies(const KernelBody& body, const ContractionVie
 
 bool wgmma_tall_applies(const KernelBody& body, const ContractionView& view,
                         const WgmmaTiling& tiling) {
+  if (tiling.block_m == kWgmmaBlockM) return false;
+  // A's tile is block_m · 8 chunks of 16 bytes either way round, B's block_n · 8: each operand
+  // that cp.async copies must share its chunks evenly among the threads.
   const auto [a, b] = tma_operands(body, view, tiling);
-  return tiling.block_m != kWgmmaBlockM && a && b;
+  return (a || tiling.block_m * 8 % tiling.threads() == 0) &&
+         (b || tiling.block_n * 8 % tiling.threads() == 0);
 }
 
 KernelSpec emit_wgmma_contraction_kernel(const KernelBody& body, const Node& anchor,
@@ -970,8 +974,9 @@ KernelSpec emit_wgmma_contraction_kernel(const KernelBody& body, const Node& anc
     throw InternalError(
         "wgmma contraction: the warp-specialized kernel needs both operands by TMA");
   }
-  if (tiling.block_m != kWgmmaBlockM && !(tma && wgmma_tall_applies(body, view, tiling))) {
-    throw InternalError("wgmma contraction: a tall tile needs both operands by TMA");
+  if (tiling.block_m != kWgmmaBlockM && !wgmma_tall_applies(body, view, tiling)) {
+    throw InternalError(
+        "wgmma contraction: a tall tile's cp.async chunks do not divide its threads");
   }
   const std::array<uint32_t, 3> grid =
       persistent

@@ -3,7 +3,7 @@
 //
 // A block of two warpgroups (256 threads) computes 128 × block_n outputs of one batch index
 // (codegen/contraction_tiling.h chooses block_n; a tall tiling's block of three computes 192 ×
-// block_n, both operands by TMA), each warpgroup 64 rows with one
+// block_n), each warpgroup 64 rows with one
 // wgmma.m64n{block_n}k16 per 16 of depth, both operands read by the tensor cores from shared
 // memory through matrix descriptors. K advances 64 a step: each operand's tile of a step is
 // stored as 128-byte rows of 64 values in the 128-byte swizzle the descriptors name (the 16-byte
@@ -92,8 +92,9 @@ bool wgmma_tma_applies(const KernelBody& body, const ContractionView& view,
 bool wgmma_warp_specialized_applies(const KernelBody& body, const ContractionView& view,
                                     const WgmmaTiling& tiling);
 
-// Whether `tiling` is a tall tile's (block_m above kWgmmaBlockM) and TMA would copy both
-// operands, as its 384 threads need (a 128-wide B tile's cp.async chunks do not divide them).
+// Whether `tiling` is a tall tile's (block_m above kWgmmaBlockM) and each operand that cp.async
+// would copy shares its 16-byte chunks evenly among the 384 threads (B's only 192 wide; A's
+// always): a gathered conv input may take it, its B by TMA.
 bool wgmma_tall_applies(const KernelBody& body, const ContractionView& view,
                         const WgmmaTiling& tiling);
 

@@ -190,13 +190,20 @@ TEST(ContractionTiling, CandidatesStartWithTheHeuristicsChoiceAndComeOnce) {
   const WgmmaTiling tall{
       .block_m = 192, .block_n = 192, .stages = 4, .splits = 1, .split_depth = 3072};
   EXPECT_EQ(ffn_down.back(), tall);
-  EXPECT_DOUBLE_EQ(wgmma_wave_fill(132, 132), 1.0);
-  EXPECT_NEAR(wgmma_wave_fill(200, 132), 200.0 / 264, 1e-12);
-  // No tall tile where the heuristic's waves are nearly full (BERT-base b32's QKV projection:
-  // 384 tiles of 128 × 192, 97% of three waves).
-  for (const WgmmaTiling& tiling : wgmma_tiling_candidates(1, 4096, 2304, 768, hopper)) {
+  EXPECT_NEAR(wgmma_wave_fill(tall, 1, 6304, 768, hopper), 6304.0 * 768 / (132 * 192 * 192), 1e-12);
+  EXPECT_NEAR(wgmma_wave_fill(ffn_down.front(), 1, 6304, 768, hopper),
+              6304.0 * 768 / (2 * 132 * 128 * 192), 1e-12);
+  // No tall tile where the heuristic's waves are as full (ResNet-50 b32's 3×3 conv at 56 × 56:
+  // 784 tiles of 128 × 64, two an SM, 99% of three waves; 523 of 192 × 64 likewise).
+  for (const WgmmaTiling& tiling : wgmma_tiling_candidates(1, 100352, 64, 576, hopper)) {
     EXPECT_EQ(tiling.block_m, kWgmmaBlockM);
   }
+  // ... but one at 28 × 28 (25088 × 128, 1152 deep): 196 tiles of 128 × 128 fill 74% of two
+  // waves, 131 of 192 × 128 99% of one.
+  const std::vector<WgmmaTiling> conv28 = wgmma_tiling_candidates(1, 25088, 128, 1152, hopper);
+  ASSERT_FALSE(conv28.empty());
+  EXPECT_EQ(conv28.back().block_m, kWgmmaTallBlockM);
+  EXPECT_EQ(conv28.back().block_n, 128);
   // Fewer tiles than SMs: a block a tile (1000 × 1536: 8 × 12 tiles of 128 × 128).
   const std::vector<WgmmaTiling> few = wgmma_tiling_candidates(1, 1000, 1536, 768, hopper);
   ASSERT_FALSE(few.empty());
