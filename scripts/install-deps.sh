@@ -11,7 +11,7 @@ as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 debian_packages=(
   build-essential cmake ninja-build git
   libprotobuf-dev protobuf-compiler
-  libgtest-dev libcli11-dev nlohmann-json3-dev libfmt-dev
+  libgtest-dev libgmock-dev libcli11-dev nlohmann-json3-dev libfmt-dev
   llvm-14-tools clang-14 libclang-rt-14-dev
   graphviz
   python3-torch python3-torchvision
