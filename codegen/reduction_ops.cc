@@ -280,10 +280,13 @@ ReductionPlan plan_instance_norm(const Node& node, int64_t columns) {
           .install_results = [&node, a](ElementEmitter& e) {
             e.set_override(node.result(0), [&e, &node, a](const std::string& index) {
               const std::string channel = e.coordinate(index, node.operand(0)->type().shape, 1);
-              return e.temp(a, "(" + e.element(node.operand(0), index) +
-                                   " - row_mean) * row_inv_std * " +
-                                   e.element(node.operand(1), channel) + " + " +
-                                   e.element(node.operand(2), channel));
+              // Named in turn (the bias first, as kiln has emitted it): the operands of + may be
+              // evaluated in any order, and each element() emits its loads, so the kernel text
+              // would depend on the compiler that built kiln.
+              const std::string bias = e.element(node.operand(2), channel);
+              const std::string scale = e.element(node.operand(1), channel);
+              const std::string x = e.element(node.operand(0), index);
+              return e.temp(a, "(" + x + " - row_mean) * row_inv_std * " + scale + " + " + bias);
             });
           }};
 }
@@ -296,10 +299,12 @@ ReductionPlan plan_group_norm(const Node& node, int64_t columns) {
           .install_results = [&node, t](ElementEmitter& e) {
             e.set_override(node.result(0), [&e, &node, t](const std::string& index) {
               const std::string channel = e.coordinate(index, node.operand(0)->type().shape, 1);
-              return e.temp(t, e.element(node.operand(1), channel) + " * static_cast<" + t + ">((" +
-                                   e.element(node.operand(0), index) +
-                                   " - row_mean) * row_inv_std) + " +
-                                   e.element(node.operand(2), channel));
+              // Named in turn, as in plan_instance_norm; the bias first, as kiln has emitted it.
+              const std::string bias = e.element(node.operand(2), channel);
+              const std::string scale = e.element(node.operand(1), channel);
+              const std::string x = e.element(node.operand(0), index);
+              return e.temp(t, scale + " * static_cast<" + t + ">((" + x +
+                                   " - row_mean) * row_inv_std) + " + bias);
             });
           }};
 }
