@@ -98,7 +98,7 @@ inline constexpr double kWgmmaTallMinGain = 0.05;
 
 struct WgmmaTiling {
   // Rows of a block's tile: kWgmmaBlockM, or kWgmmaTallBlockM for the one-tile kernel's tall
-  // tiles (a warpgroup a 64 rows, wgmma_tall_candidate).
+  // tiles (a warpgroup for each 64 rows; wgmma_tall_candidate).
   int block_m = kWgmmaBlockM;
   int block_n = 0;
   int stages = 4;
@@ -109,7 +109,7 @@ struct WgmmaTiling {
   int persistent_blocks = 0;
 
   bool operator==(const WgmmaTiling&) const = default;
-  // The one-tile kernel's threads: a warpgroup a 64 rows.
+  // The one-tile kernel's threads: a warpgroup for each 64 rows.
   int threads() const { return block_m / 64 * 128; }
 };
 
