@@ -103,13 +103,10 @@ std::optional<WgmmaTiling> wgmma_tall_candidate(const WgmmaTiling& heuristic, in
                                                 int64_t rows, int64_t cols, int64_t k_steps,
                                                 const Target& target) {
   if (heuristic.splits > 1) return std::nullopt;
-  const auto fill = [&](const WgmmaTiling& tiling) {
-    return wgmma_wave_fill(tiling, batch, rows, cols, target);
-  };
   const int64_t room = std::min<int64_t>(kWgmmaSharedLimit, target.shared_memory_per_block) - 1024 -
                        8 * WgmmaTiling{}.stages;
   std::optional<WgmmaTiling> best;
-  double best_fill = fill(heuristic) + kWgmmaTallMinGain;
+  double best_fill = wgmma_wave_fill(heuristic, batch, rows, cols, target) + kWgmmaTallMinGain;
   for (int block_n : {128, 192, 256}) {
     if (block_n > ceil_div(cols, 64) * 64) break;
     const int64_t stage = int64_t{kWgmmaTallBlockM + block_n} * kWgmmaTileK * 2;
@@ -117,7 +114,7 @@ std::optional<WgmmaTiling> wgmma_tall_candidate(const WgmmaTiling& heuristic, in
     if (stages < 3) continue;
     WgmmaTiling tall{.block_m = kWgmmaTallBlockM, .block_n = block_n, .stages = stages};
     tall = with_wgmma_splits(tall, k_steps, 1);
-    const double tall_fill = fill(tall);
+    const double tall_fill = wgmma_wave_fill(tall, batch, rows, cols, target);
     if (tall_fill > best_fill) {
       best = tall;
       best_fill = tall_fill;
