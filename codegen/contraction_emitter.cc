@@ -128,9 +128,13 @@ struct ContractionTactic {
   bool tma_applies = false;
 
   int splits() const { return wgmma ? wgmma_tiling.splits : mma_tiling.splits; }
-  // "wgmma 128x192 4 stages", "mma.sync 64x64 split 4": names it among its contraction's.
+  // Whether a second kernel adds split-K's slices (else none, or they meet in a cluster).
+  bool sums_slices() const { return splits() > 1 && !(wgmma && wgmma_tiling.cluster); }
+  // "wgmma 128x192 4 stages", "wgmma 128x128 4 stages split 2 cluster tma", "mma.sync 64x64
+  // split 4": names it among its contraction's.
   std::string describe() const {
-    const std::string split = splits() > 1 ? fmt::format(" split {}", splits()) : "";
+    std::string split = splits() > 1 ? fmt::format(" split {}", splits()) : "";
+    if (wgmma && wgmma_tiling.cluster) split += " cluster";
     if (wgmma) {
       return fmt::format("wgmma {}x{} {} stages{}{}{}", wgmma_tiling.block_m, wgmma_tiling.block_n,
                          wgmma_tiling.stages, split,
@@ -176,7 +180,8 @@ Contraction contraction_of(const KernelBody& body, const Target& target) {
     if (!tilings.empty() && wgmma_tiling_fits(view, tilings.front(), target)) {
       for (const WgmmaTiling& tiling : tilings) {
         if ((tiling.persistent_blocks > 0 && !wgmma_warp_specialized_applies(body, view, tiling)) ||
-            (tiling.block_m != kWgmmaBlockM && !wgmma_tall_applies(body, view, tiling))) {
+            (tiling.block_m != kWgmmaBlockM && !wgmma_tall_applies(body, view, tiling)) ||
+            (tiling.cluster && !wgmma_cluster_applies(body, *contraction.anchor, view, tiling))) {
           continue;
         }
         if (wgmma_tiling_fits(view, tiling, target)) {
@@ -242,7 +247,7 @@ std::vector<KernelSpec> emit_contraction_kernels(const KernelBody& body, const T
       chosen.wgmma
           ? emit_wgmma_contraction_kernel(body, anchor, view, chosen.wgmma_tiling, chosen.tma)
           : emit_mma_contraction_kernel(body, anchor, view, chosen.mma_tiling));
-  if (chosen.splits() > 1) {
+  if (chosen.sums_slices()) {
     kernels.push_back(emit_split_k_sum_kernel(body, anchor, view, chosen.splits()));
   }
   return kernels;

@@ -123,6 +123,17 @@ std::optional<WgmmaTiling> wgmma_tall_candidate(const WgmmaTiling& heuristic, in
   return best;
 }
 
+// Adds `split` (a tiling of the one-tile kernel's 128-row tiles split along K) in a cluster, at
+// most kWgmmaMaxClusterSlices slices (a deeper split as that many); nothing for an unsplit one.
+void add_cluster_variant(std::vector<WgmmaTiling>& candidates, const WgmmaTiling& split,
+                         int64_t k_steps) {
+  if (split.splits < 2) return;
+  WgmmaTiling cluster =
+      with_wgmma_splits(split, k_steps, std::min(split.splits, kWgmmaMaxClusterSlices));
+  cluster.cluster = true;
+  add_once(candidates, cluster);
+}
+
 }  // namespace
 
 double wgmma_wave_fill(const WgmmaTiling& tiling, int64_t batch, int64_t rows, int64_t cols,
@@ -174,7 +185,9 @@ std::vector<WgmmaTiling> wgmma_tiling_candidates(int64_t batch, int64_t rows, in
     }
     WgmmaTiling tiling{.block_n = block_n, .stages = heuristic.stages};
     const int64_t splits = heuristic_wgmma_splits(tiling, row_tiles, cols, k_steps, target);
-    add_once(candidates, with_wgmma_splits(tiling, k_steps, splits));
+    const WgmmaTiling split = with_wgmma_splits(tiling, k_steps, splits);
+    add_once(candidates, split);
+    add_cluster_variant(candidates, split, k_steps);
     if (splits < 2 && k_steps >= 2 * kWgmmaMinSplitSteps) {
       add_once(candidates, with_wgmma_splits(tiling, k_steps, 2));
     }
@@ -232,6 +245,7 @@ std::vector<WgmmaTiling> wgmma_small_grid_candidates(int64_t batch, int64_t rows
     const bool split_first = k_steps >= kWgmmaSmallGridSplitSteps;
     add_once(candidates, split_first ? split : whole);
     add_once(candidates, split_first ? whole : split);
+    add_cluster_variant(candidates, split, k_steps);
   }
   return candidates;
 }

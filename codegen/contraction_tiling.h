@@ -96,6 +96,16 @@ inline constexpr int kWgmmaPersistentMaxStages = 8;
 inline constexpr int kWgmmaTallBlockM = 192;
 inline constexpr double kWgmmaTallMinGain = 0.05;
 
+// Split-K in a cluster (WgmmaTiling::cluster): the slices of a tile are the blocks of one
+// cluster, which stage their f32 sums in shared memory; once every slice has staged its tile,
+// each adds a share of its rows from all of them, in slice order (the result does not depend on
+// which block finishes first), and runs the epilogue on those rows. This saves the split-K
+// sum kernel, its launch and the workspace's round trip through L2 (ResNet-50 b32's layer-4 3×3
+// conv: a 6.4 MB workspace written, then read by a second kernel of 3136 blocks). A cluster
+// holds at most 8 blocks portably: split tilings of up to kWgmmaMaxClusterSlices slices are
+// offered in a cluster too, deeper ones also as kWgmmaMaxClusterSlices slices in a cluster.
+inline constexpr int kWgmmaMaxClusterSlices = 8;
+
 struct WgmmaTiling {
   // Rows of a block's tile: kWgmmaBlockM, or kWgmmaTallBlockM for the one-tile kernel's tall
   // tiles (a warpgroup for each 64 rows; wgmma_tall_candidate).
@@ -104,6 +114,10 @@ struct WgmmaTiling {
   int stages = 4;
   int splits = 1;           // slices of K (1: no split)
   int64_t split_depth = 0;  // depth of a slice, a multiple of kWgmmaTileK
+  // The slices of a tile run as one thread-block cluster (sm_90) and add their sums through
+  // distributed shared memory, each finishing a share of the tile's rows: one kernel, no
+  // workspace (kWgmmaMaxClusterSlices); else a second kernel adds the workspace's slices.
+  bool cluster = false;
   // Blocks of the warp-specialized persistent kernel (at most one an SM, each taking tiles
   // blockIdx.x, + gridDim.x, ...); 0: the one-tile-a-block kernel.
   int persistent_blocks = 0;
@@ -138,7 +152,8 @@ MmaTiling choose_mma_tiling(int64_t batch, int64_t rows, int64_t cols, int64_t d
 // where the heuristic pipelines deeper (two blocks an SM), and the warp-specialized persistent
 // kernel 128 and 64 wide where its conditions hold (kWgmmaPersistentThreads; it also needs both
 // operands copied by TMA, which the emitter decides), and a tall tile where one fills the waves
-// better (kWgmmaTallBlockM); for mma.sync the 128 × 128 and 64 × 64
+// better (kWgmmaTallBlockM), and each of these split by the heuristic also in a cluster
+// (WgmmaTiling::cluster); for mma.sync the 128 × 128 and 64 × 64
 // tiles, each with its heuristic split and without one. Empty when the heuristic finds no wgmma
 // tiling (block_n 0).
 std::vector<WgmmaTiling> wgmma_tiling_candidates(int64_t batch, int64_t rows, int64_t cols,
@@ -151,7 +166,8 @@ std::vector<WgmmaTiling> wgmma_tiling_candidates(int64_t batch, int64_t rows, in
 // kWgmmaSmallGridMinSplitSteps deep as the SMs' block slots hold, the heuristic's first: 64 wide,
 // split where K is at least kWgmmaSmallGridSplitSteps steps deep (the split's sum kernel costs
 // about what a few steps do; ResNet-50 b1's layer-4 3×3 conv, 8 tiles of 128 × 64, 72 steps: 15
-// slices, 3× faster than whole), else whole. The contraction emitter offers the mma.sync
+// slices, 3× faster than whole), else whole; the split ones also in a cluster
+// (kWgmmaMaxClusterSlices). The contraction emitter offers the mma.sync
 // tilings after these. Empty where the heuristic has a wgmma tiling.
 inline constexpr int kWgmmaSmallGridMinSplitSteps = 2;
 inline constexpr int kWgmmaSmallGridSplitSteps = 32;

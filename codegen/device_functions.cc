@@ -462,6 +462,31 @@ __device__ __forceinline__ void kiln_wgmma_wait() {
        R"(__device__ __forceinline__ void kiln_mbarrier_arrive(unsigned barrier) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" :: "r"(barrier) : "memory");
 })"},
+      // Thread-block clusters (sm_90): the block's rank in its cluster; a barrier of every
+      // thread of the cluster's blocks, their shared-memory writes before it visible to the
+      // others' reads after it; the address in the shared memory of the cluster's block `rank`
+      // of what lies at `address` in this block's; and a 16-byte load from such an address.
+      {"kiln_cluster_rank", R"(__device__ __forceinline__ unsigned kiln_cluster_rank() {
+  unsigned rank;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
+  return rank;
+})"},
+      {"kiln_cluster_sync", R"(__device__ __forceinline__ void kiln_cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+})"},
+      {"kiln_cluster_shared_address",
+       R"(__device__ __forceinline__ unsigned kiln_cluster_shared_address(unsigned address, unsigned rank) {
+  unsigned mapped;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(mapped) : "r"(address), "r"(rank));
+  return mapped;
+})"},
+      {"kiln_cluster_load_float4",
+       R"(__device__ __forceinline__ float4 kiln_cluster_load_float4(unsigned address) {
+  float4 v;
+  asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];"
+               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "r"(address) : "memory");
+  return v;
+})"},
       // Waits until `threads` threads (whole warps) have arrived at named barrier `id` (1-15; 0
       // is __syncthreads's), so that some of a block's warps wait for each other.
       {"kiln_bar_sync",

@@ -37,10 +37,13 @@ std::string kernel_code(const KernelSpec& spec, const std::string& name) {
                                  : std::to_string(spec.max_threads);
   // Every kernel first waits for the kernels it depends on (kiln_wait_for_prior_grids): the
   // session may launch it early, while they finish (kernel_header.h: kEarlyLaunchLine).
+  const std::string cluster = spec.cluster_blocks > 0
+                                  ? fmt::format(" __cluster_dims__(1, 1, {})", spec.cluster_blocks)
+                                  : "";
   std::string function = fmt::format(
-      "extern \"C\" __global__ void __launch_bounds__({}) {}({}) {{\n"
+      "extern \"C\" __global__ void __launch_bounds__({}){} {}({}) {{\n"
       "  kiln_wait_for_prior_grids();\n{}}}\n",
-      bounds, name, signature, spec.body);
+      bounds, cluster, name, signature, spec.body);
   std::string code = device_functions_for(spec.definitions + function);
   if (!spec.definitions.empty()) code += spec.definitions + "\n";
   return code + function;

@@ -24,6 +24,9 @@ struct KernelSpec {
   // __launch_bounds__'s blocks an SM must hold (0: none named); 1 caps the registers at a
   // block's share, as setmaxnreg needs.
   uint32_t min_blocks = 0;
+  // __cluster_dims__(1, 1, cluster_blocks): consecutive blocks along z form a thread-block
+  // cluster (sm_90; 0: none).
+  uint32_t cluster_blocks = 0;
   std::array<uint32_t, 3> grid{1, 1, 1};
   std::array<uint32_t, 3> block{1, 1, 1};
   uint32_t shared_bytes = 0;  // dynamic shared memory (static __shared__ is in the code)

@@ -209,6 +209,7 @@ class WgmmaKernelWriter {
     spec_.shared_bytes =
         static_cast<uint32_t>(tiling_.stages * stage_bytes_ + staged_tile_bytes(tiling_) +
                               kAtomBytes + (tma() ? barrier_bytes(tiling_) : 0));
+    if (tiling_.cluster) spec_.cluster_blocks = static_cast<uint32_t>(tiling_.splits);
     if (persistent()) {
       write_warp_specialized(outputs);
     } else {
@@ -223,11 +224,15 @@ class WgmmaKernelWriter {
                          : a_.map         ? ", A by TMA"
                          : b_.map         ? ", B by TMA"
                                           : "";
-    spec_.tactic = fmt::format(
-        "wgmma {}x{}x{} tile, {} stages, A {}-major {}, B {}-major{}{}", tiling_.block_m,
-        tiling_.block_n, kWgmmaTileK, tiling_.stages, a_.k_major ? "K" : "MN", a_source,
-        b_.k_major ? "K" : "MN", by_tma,
-        tiling_.splits > 1 ? fmt::format(", split-K into {} slices", tiling_.splits) : "");
+    spec_.tactic = fmt::format("wgmma {}x{}x{} tile, {} stages, A {}-major {}, B {}-major{}{}",
+                               tiling_.block_m, tiling_.block_n, kWgmmaTileK, tiling_.stages,
+                               a_.k_major ? "K" : "MN", a_source, b_.k_major ? "K" : "MN", by_tma,
+                               tiling_.splits > 1
+                                   ? fmt::format(", split-K into {} slices{}", tiling_.splits,
+                                                 tiling_.cluster ? " of one cluster, added through "
+                                                                   "distributed shared memory"
+                                                                 : "")
+                                   : "");
     if (persistent()) {
       spec_.tactic += fmt::format(
           ", warp-specialized (a TMA producer, two consumers of {}x{} tiles in turn{}), "
@@ -255,14 +260,18 @@ class WgmmaKernelWriter {
 
   void declarations() {
     shared_stages();
-    code_.line(fmt::format("const {} g_b = blockIdx.z % {};", index_, view_.batch));
+    // Split-K: blockIdx.z = slice · batch + b (in a cluster b · slices + slice, a cluster's
+    // blocks being consecutive along z), the slice's depth [g_kbegin, g_kend).
+    const bool cluster = tiling_.cluster;
+    code_.line(fmt::format("const {} g_b = blockIdx.z {} {};", index_, cluster ? "/" : "%",
+                           cluster ? tiling_.splits : view_.batch));
     code_.line(fmt::format("const {} g_m0 = static_cast<{}>(blockIdx.y) * {};", index_, index_,
                            tiling_.block_m));
     code_.line(fmt::format("const {} g_n0 = static_cast<{}>(blockIdx.x) * {};", index_, index_,
                            tiling_.block_n));
-    // Split-K: blockIdx.z = slice · batch + b, the slice's depth [g_kbegin, g_kend).
-    code_.line(fmt::format("const {} g_kbegin = static_cast<{}>(blockIdx.z / {}) * {};", index_,
-                           index_, view_.batch, tiling_.split_depth));
+    code_.line(fmt::format("const {} g_kbegin = static_cast<{}>(blockIdx.z {} {}) * {};", index_,
+                           index_, cluster ? "%" : "/", cluster ? tiling_.splits : view_.batch,
+                           tiling_.split_depth));
     code_.line(fmt::format("const {} g_kend = min(static_cast<{}>({}), g_kbegin + {});", index_,
                            index_, view_.depth, tiling_.split_depth));
     code_.line(fmt::format("const int g_warpgroup = threadIdx.x / {}, g_warp = threadIdx.x / 32 % 4, "
@@ -644,6 +653,7 @@ class WgmmaKernelWriter {
   // Register 4j + r: row g_m0 + 64 · warpgroup + 16 · warp + lane / 4 + 8 · (r / 2), column
   // g_n0 + 8j + 2 · (lane mod 4) + r mod 2.
   void results(const std::vector<std::string>& outputs) {
+    if (tiling_.cluster) return cluster_results(outputs);
     if (stages_results() &&
         int64_t{tiling_.block_m} * staged_row() * 4 <= tiling_.stages * stage_bytes_) {
       code_.line("__syncthreads();");
@@ -656,6 +666,52 @@ class WgmmaKernelWriter {
     fragment_results(
         outputs, fmt::format("g_m0 + g_warpgroup * {} + g_warp * 16 + g_lane / 4", kWarpgroupRows),
         "g_acc[g_j * 4 + g_r");
+  }
+
+  // Split-K in a cluster (WgmmaTiling::cluster): each slice stages its sums as the unsplit kernel
+  // does; once every slice of the tile has, the block of cluster rank r adds rows [r · share,
+  // (r + 1) · share) of every slice's staged tile, slice 0 first, into its own (reading each
+  // through distributed shared memory), and once every block has read what it needs, finishes
+  // those rows. The second cluster barrier also keeps each block's shared memory alive until the
+  // others have read it.
+  void cluster_results(const std::vector<std::string>& outputs) {
+    const Staging staging{.thread = "threadIdx.x",
+                          .threads = tiling_.threads(),
+                          .tile = "g_shared",
+                          .barrier = "__syncthreads();",
+                          .both_halves = false};
+    const int share = static_cast<int>(ceil_div(tiling_.block_m, tiling_.splits));
+    const int chunks_per_row = tiling_.block_n / 4;
+    code_.line("__syncthreads();");
+    stage_accumulators(staging);
+    code_.line("kiln_cluster_sync();");
+    code_.line(
+        fmt::format("const int g_first_row = static_cast<int>(kiln_cluster_rank()) * {};", share));
+    e_.open_block(fmt::format("for (int g_c = threadIdx.x; g_c < {}; g_c += {})",
+                              share * chunks_per_row, tiling_.threads()));
+    code_.line(fmt::format("const int g_row = g_first_row + g_c / {};", chunks_per_row));
+    const bool ragged = tiling_.block_m % tiling_.splits != 0;
+    if (ragged) e_.open_block(fmt::format("if (g_row < {})", tiling_.block_m));
+    code_.line(
+        fmt::format("const int g_at = g_row * {} + g_c % {} * 4;", staged_row(), chunks_per_row));
+    code_.line("const unsigned g_address = g_smem + g_at * 4;");
+    code_.line(
+        "float4 g_sum = kiln_cluster_load_float4(kiln_cluster_shared_address(g_address, 0));");
+    code_.line("#pragma unroll");
+    e_.open_block(fmt::format("for (unsigned g_s = 1; g_s < {}; ++g_s)", tiling_.splits));
+    code_.line(
+        "const float4 g_slice = kiln_cluster_load_float4(kiln_cluster_shared_address(g_address, "
+        "g_s));");
+    code_.line("g_sum.x += g_slice.x;");
+    code_.line("g_sum.y += g_slice.y;");
+    code_.line("g_sum.z += g_slice.z;");
+    code_.line("g_sum.w += g_slice.w;");
+    e_.close_block();
+    code_.line("*reinterpret_cast<float4*>(&g_tile[g_at]) = g_sum;");
+    if (ragged) e_.close_block();
+    e_.close_block();
+    code_.line("kiln_cluster_sync();");
+    finish_staged_runs(outputs, staging, "g_first_row", share);
   }
 
   // The accumulators as they lie in the registers: each through emit_contraction_result (pairs
@@ -689,7 +745,7 @@ class WgmmaKernelWriter {
 
   // Whether the results can go through a staged f32 tile (runs of 8 columns in a row, unsplit).
   bool stages_results() const {
-    return tiling_.splits == 1 &&
+    return (tiling_.splits == 1 || tiling_.cluster) &&
            stores_result_runs(body_, anchor_, view_, kVector, /*f32_outputs=*/true);
   }
   bool staged_persistent() const { return persistent() && stages_results(); }
@@ -703,6 +759,13 @@ class WgmmaKernelWriter {
   // residual), where the registers' fragment layout would give 2- to 8-byte stores and 2-byte
   // loads, rows 8 apart in a warp.
   void results_through_shared(const std::vector<std::string>& outputs, const Staging& staging) {
+    stage_accumulators(staging);
+    code_.line(staging.barrier);
+    finish_staged_runs(outputs, staging, "", tiling_.block_m);
+  }
+
+  // Each thread's accumulators into the staged f32 tile g_tile (declared here) at `staging.tile`.
+  void stage_accumulators(const Staging& staging) {
     code_.line(fmt::format("float* const g_tile = reinterpret_cast<float*>({});", staging.tile));
     // The 64-row half of a thread's registers: its warpgroup's, or each in turn.
     const int half = tiling_.block_n / 2;
@@ -726,9 +789,18 @@ class WgmmaKernelWriter {
     e_.close_block();
     e_.close_block();
     if (staging.both_halves) e_.close_block();
-    code_.line(staging.barrier);
+  }
+
+  // The epilogue of `rows` rows of the staged tile g_tile from tile row `first_row` (an
+  // expression; "" for 0), in runs of 8 columns, consecutive threads consecutive runs of a row.
+  void finish_staged_runs(const std::vector<std::string>& outputs, const Staging& staging,
+                          const std::string& first_row, int rows) {
     const int runs_per_row = tiling_.block_n / kVector;
-    const int runs = tiling_.block_m * runs_per_row / staging.threads;
+    // A share of rows that the threads' runs do not divide (a cluster's, rows / slices): the
+    // last round's threads past it, or past the tile, do nothing.
+    const bool partial_round = rows * runs_per_row % staging.threads != 0 ||
+                               (!first_row.empty() && tiling_.block_m % rows != 0);
+    const int runs = static_cast<int>(ceil_div(rows * runs_per_row, staging.threads));
     const std::vector<const Value*> result_shaped = result_shaped_inputs();
     // Where a row's runs divide the threads, a thread finishes the same run (8 columns) of every
     // row it takes: its per-column inputs (a bias) are read before the rows, a vector each,
@@ -765,17 +837,23 @@ class WgmmaKernelWriter {
     // 0.0443 ms not unrolled, 0.0492 unrolled.
     if (runs <= kMaxUnrolledRuns) code_.line("#pragma unroll");
     e_.open_block(fmt::format("for (int g_p = 0; g_p < {}; ++g_p)", runs));
+    // The run's row among the finished rows (g_row when they start at the tile's first).
+    const std::string row = first_row.empty() ? "g_row" : "g_share_row";
     if (fixed_run) {
-      code_.line(fmt::format("const int g_row = {} / {} + g_p * {};", staging.thread, runs_per_row,
-                             staging.threads / runs_per_row));
-      code_.line(fmt::format("const {} g_m = g_m0 + g_row;", index_));
+      code_.line(fmt::format("const int {} = {} / {} + g_p * {};", row, staging.thread,
+                             runs_per_row, staging.threads / runs_per_row));
     } else {
-      code_.line(fmt::format("const int g_q = {} + g_p * {}, g_row = g_q / {}, g_run = g_q % {};",
-                             staging.thread, staging.threads, runs_per_row, runs_per_row));
-      code_.line(
-          fmt::format("const {} g_m = g_m0 + g_row, g_n = g_n0 + g_run * {};", index_, kVector));
+      code_.line(fmt::format("const int g_q = {} + g_p * {}, {} = g_q / {}, g_run = g_q % {};",
+                             staging.thread, staging.threads, row, runs_per_row, runs_per_row));
     }
-    e_.open_block(fmt::format("if (g_m < {} && g_n < {})", view_.rows, view_.cols));
+    if (!first_row.empty())
+      code_.line(fmt::format("const int g_row = {} + g_share_row;", first_row));
+    code_.line(fmt::format("const {} g_m = g_m0 + g_row{};", index_,
+                           fixed_run ? "" : fmt::format(", g_n = g_n0 + g_run * {}", kVector)));
+    e_.open_block(fmt::format(
+        "if ({}g_m < {} && g_n < {})",
+        partial_round ? fmt::format("{} < {} && g_row < {} && ", row, rows, tiling_.block_m) : "",
+        view_.rows, view_.cols));
     // A quarter warp's 16-byte loads of consecutive runs lie 32 bytes apart, two of them on each
     // bank: threads whose run has bit 2 set load their second half first, so that each of the two
     // loads covers all 32 banks once.
@@ -966,6 +1044,16 @@ bool wgmma_tall_applies(const KernelBody& body, const ContractionView& view,
          (b || tiling.block_n * 8 % tiling.threads() == 0);
 }
 
+bool wgmma_cluster_applies(const KernelBody& body, const Node& anchor, const ContractionView& view,
+                           const WgmmaTiling& tiling) {
+  const int64_t stage_bytes = int64_t{tiling.block_m + tiling.block_n} * kWgmmaTileK * 2;
+  return tiling.cluster && tiling.splits >= 2 && tiling.splits <= kWgmmaMaxClusterSlices &&
+         tiling.block_m == kWgmmaBlockM && tiling.persistent_blocks == 0 &&
+         stores_result_runs(body, anchor, view, kVector, /*f32_outputs=*/true) &&
+         int64_t{tiling.block_m} * (tiling.block_n + kWgmmaStagedRowPad) * 4 <=
+             tiling.stages * stage_bytes;
+}
+
 KernelSpec emit_wgmma_contraction_kernel(const KernelBody& body, const Node& anchor,
                                          ContractionView& view, const WgmmaTiling& tiling,
                                          bool tma) {
@@ -985,16 +1073,22 @@ KernelSpec emit_wgmma_contraction_kernel(const KernelBody& body, const Node& anc
                                     static_cast<uint32_t>(ceil_div(view.rows, tiling.block_m)),
                                     static_cast<uint32_t>(view.batch * tiling.splits)};
   const uint32_t threads = persistent ? kWgmmaPersistentThreads : tiling.threads();
+  if (tiling.cluster && !wgmma_cluster_applies(body, anchor, view, tiling)) {
+    throw InternalError(
+        "wgmma contraction: split-K in a cluster needs staged results and at most 8 slices");
+  }
   KernelSpec spec;
   std::vector<std::string> outputs;
-  if (tiling.splits > 1) {
+  const bool workspace = tiling.splits > 1 && !tiling.cluster;
+  if (workspace) {
     begin_spec_reading(spec, body, threads, grid);
   } else {
     outputs = begin_spec(spec, body, threads, grid);
   }
   CodeWriter code(1);
-  ElementEmitter e(code, spec.params,
-                   index_type_for(body, split_k_workspace_floats(view, tiling.splits)));
+  ElementEmitter e(
+      code, spec.params,
+      index_type_for(body, workspace ? split_k_workspace_floats(view, tiling.splits) : 0));
   WgmmaKernelWriter(body, anchor, view, tiling, tma, spec, e).write(outputs);
   spec.body = code.text();
   return spec;

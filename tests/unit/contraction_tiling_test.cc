@@ -117,6 +117,37 @@ graph @g(%a: f16[49,4608], %b: f16[4608,512]) -> (f16[49,512]) {
             (std::vector<std::vector<int>>{{}, {0}}));
 }
 
+TEST(ContractionTiling, ClusterSplitLowersToOneStepWithoutAWorkspace) {
+  // A batched matmul of ResNet-50 b16's layer-4 3×3 conv's shape, twice (7 × 4 tiles of 128 ×
+  // 128 a batch index), the tactic split in a cluster.
+  CodegenOptions options = CodegenOptions::for_archs({"sm_90a"});
+  std::string chosen;
+  options.choose_tactic = [&](const TacticSite& site) {
+    for (size_t i = 0; i < site.tactics.size(); ++i) {
+      if (site.tactics[i] == "wgmma 128x128 4 stages split 2 cluster tma") {
+        chosen = site.tactics[i];
+        return static_cast<int>(i);
+      }
+    }
+    return 0;
+  };
+  const Program program = lower_graph(*parse_graph(R"(
+graph @g(%a: f16[2,784,4608], %b: f16[2,4608,512]) -> (f16[2,784,512]) {
+  %0 = matmul(%a, %b) : f16[2,784,512] loc("MatMul")
+  return %0
+})"),
+                                      options);
+  ASSERT_EQ(chosen, "wgmma 128x128 4 stages split 2 cluster tma");
+  ASSERT_EQ(program.steps.size(), 1u);
+  // a, b, the output; no workspace. Each batch's two slices are consecutive blocks along z.
+  EXPECT_EQ(program.steps[0].args.size(), 3u);
+  EXPECT_EQ(program.steps[0].grid, (std::array<uint32_t, 3>{4, 7, 4}));
+  const std::string& source = program.kernels[0].source;
+  EXPECT_NE(source.find("__cluster_dims__(1, 1, 2)"), std::string::npos);
+  EXPECT_NE(source.find("const int g_b = blockIdx.z / 2;"), std::string::npos);
+  EXPECT_NE(source.find("\n// written parameters: 2\n"), std::string::npos);
+}
+
 TEST(ContractionTiling, WgmmaTilesTakeTheFewestWaves) {
   const Target hopper = target_for_arch("sm_90a");
   // BERT-base b32's 768-wide gemms: 128 × 192 tiles are one wave of 128 blocks (128 × 128 would
@@ -160,6 +191,35 @@ TEST(ContractionTiling, WgmmaSplitsKOnlyWhereTheGridLeavesSlotsIdle) {
   EXPECT_EQ(ffn_down.block_n, 192);
   EXPECT_EQ(ffn_down.splits, 1);
   EXPECT_EQ(ffn_down.split_depth, 3072);
+}
+
+TEST(ContractionTiling, HeuristicSplitsAreAlsoOfferedInAClusterOfAtMostEightSlices) {
+  const Target hopper = target_for_arch("sm_90a");
+  // ResNet-50 b32's layer-4 3×3 conv: each width's heuristic split also in a cluster (128 × 256:
+  // 5 slices), right after it.
+  const std::vector<WgmmaTiling> layer4 = wgmma_tiling_candidates(1, 1568, 512, 4608, hopper);
+  const WgmmaTiling split{.block_n = 128, .stages = 4, .splits = 2, .split_depth = 2304};
+  const auto at = std::find(layer4.begin(), layer4.end(), split);
+  ASSERT_NE(at, layer4.end());
+  ASSERT_NE(at + 1, layer4.end());
+  WgmmaTiling cluster = split;
+  cluster.cluster = true;
+  EXPECT_EQ(*(at + 1), cluster);
+  int clusters = 0;
+  for (const WgmmaTiling& tiling : layer4) {
+    if (!tiling.cluster) continue;
+    ++clusters;
+    EXPECT_GE(tiling.splits, 2);
+    EXPECT_LE(tiling.splits, kWgmmaMaxClusterSlices);
+    EXPECT_EQ(tiling.block_m, kWgmmaBlockM);
+    EXPECT_EQ(tiling.persistent_blocks, 0);
+  }
+  EXPECT_EQ(clusters, 4);
+  // None where nothing is split by the heuristic (the extra halves are not offered in a
+  // cluster): ViT-B/16 b32's FFN down-projection.
+  for (const WgmmaTiling& tiling : wgmma_tiling_candidates(1, 6304, 768, 3072, hopper)) {
+    EXPECT_FALSE(tiling.cluster);
+  }
 }
 
 TEST(ContractionTiling, CandidatesStartWithTheHeuristicsChoiceAndComeOnce) {
@@ -235,23 +295,29 @@ TEST(ContractionTiling, CandidatesStartWithTheHeuristicsChoiceAndComeOnce) {
 TEST(ContractionTiling, SmallGridsOfferWgmmaTilingsSplitFine) {
   const Target hopper = target_for_arch("sm_90a");
   // ResNet-50 b1's layer-4 3×3 conv (M = 49, N = 512, K = 4608, 72 steps): 8 tiles of 128 × 64,
-  // two an SM, split into 15 slices of 5 steps (16 wanted), the heuristic's as K is deep; 4 tiles
-  // of 128 × 128 likewise.
+  // two an SM, split into 15 slices of 5 steps (16 wanted), the heuristic's as K is deep, then
+  // whole, then in a cluster of 8 slices of 9 steps (a cluster's most); 4 tiles of 128 × 128
+  // likewise.
   const std::vector<WgmmaTiling> layer4 = wgmma_small_grid_candidates(1, 49, 512, 4608, hopper);
   const std::vector<WgmmaTiling> expected{
       {.block_n = 64, .stages = 4, .splits = 15, .split_depth = 320},
       {.block_n = 64, .stages = 4, .splits = 1, .split_depth = 4608},
+      {.block_n = 64, .stages = 4, .splits = 8, .split_depth = 576, .cluster = true},
       {.block_n = 128, .stages = 4, .splits = 15, .split_depth = 320},
-      {.block_n = 128, .stages = 4, .splits = 1, .split_depth = 4608}};
+      {.block_n = 128, .stages = 4, .splits = 1, .split_depth = 4608},
+      {.block_n = 128, .stages = 4, .splits = 8, .split_depth = 576, .cluster = true}};
   EXPECT_EQ(layer4, expected);
   // Layer 1's (M = 3136, N = 64, K = 576, 9 steps): 25 tiles, whole first (shallower than
-  // kWgmmaSmallGridSplitSteps), then 3 slices of 3 steps (at least 2 each); no tile wider than
-  // the 64 columns.
+  // kWgmmaSmallGridSplitSteps), then 3 slices of 3 steps (at least 2 each), then those in a
+  // cluster; no tile wider than the 64 columns.
   const std::vector<WgmmaTiling> layer1 = wgmma_small_grid_candidates(1, 3136, 64, 576, hopper);
-  ASSERT_EQ(layer1.size(), 2u);
+  ASSERT_EQ(layer1.size(), 3u);
   EXPECT_EQ(layer1[0].splits, 1);
   EXPECT_EQ(layer1[1].splits, 3);
   EXPECT_EQ(layer1[1].split_depth, 192);
+  EXPECT_FALSE(layer1[1].cluster);
+  EXPECT_EQ(layer1[2].splits, 3);
+  EXPECT_TRUE(layer1[2].cluster);
   // A 1×1 conv one step deep keeps the shallow stage count and is not split.
   const std::vector<WgmmaTiling> shallow = wgmma_small_grid_candidates(1, 3136, 64, 64, hopper);
   ASSERT_EQ(shallow.size(), 1u);
