@@ -123,6 +123,39 @@ std::optional<WgmmaTiling> wgmma_tall_candidate(const WgmmaTiling& heuristic, in
   return best;
 }
 
+// For each tall width, the split in a cluster (kWgmmaTallClusterMinFill) whose blocks, one an
+// SM, come nearest to filling the SMs in one wave (fewer slices first), in as many stages up to
+// the default as the shared memory holds; none for a width whose tiles alone fill a wave or
+// whose best fills less than kWgmmaTallClusterMinFill of it.
+std::vector<WgmmaTiling> wgmma_tall_cluster_candidates(int64_t batch, int64_t rows, int64_t cols,
+                                                       int64_t k_steps, const Target& target) {
+  const int64_t sms = std::max(target.sm_count, 1);
+  const int64_t room = std::min<int64_t>(kWgmmaSharedLimit, target.shared_memory_per_block) - 1024 -
+                       8 * WgmmaTiling{}.stages;
+  std::vector<WgmmaTiling> candidates;
+  for (int block_n : {128, 192, 256}) {
+    if (block_n > ceil_div(cols, 64) * 64) break;
+    const int64_t stage = int64_t{kWgmmaTallBlockM + block_n} * kWgmmaTileK * 2;
+    const int stages = static_cast<int>(std::min<int64_t>(WgmmaTiling{}.stages, room / stage));
+    const int64_t tiles = ceil_div(rows, kWgmmaTallBlockM) * ceil_div(cols, block_n) * batch;
+    if (stages < 3 || tiles >= sms) continue;
+    std::optional<WgmmaTiling> best;
+    int64_t best_blocks =
+        static_cast<int64_t>(kWgmmaTallClusterMinFill * static_cast<double>(sms)) - 1;
+    for (int splits = 2; splits <= kWgmmaMaxClusterSlices; ++splits) {
+      if (tiles * splits > sms || k_steps < int64_t{splits} * kWgmmaMinSplitSteps) break;
+      WgmmaTiling tall{.block_m = kWgmmaTallBlockM, .block_n = block_n, .stages = stages};
+      tall = with_wgmma_splits(tall, k_steps, splits);
+      if (tall.splits != splits || tiles * splits <= best_blocks) continue;
+      tall.cluster = true;
+      best = tall;
+      best_blocks = tiles * splits;
+    }
+    if (best) candidates.push_back(*best);
+  }
+  return candidates;
+}
+
 // Adds `split` (a tiling of the one-tile kernel's 128-row tiles split along K) in a cluster, at
 // most kWgmmaMaxClusterSlices slices (a deeper split as that many); nothing for an unsplit one.
 void add_cluster_variant(std::vector<WgmmaTiling>& candidates, const WgmmaTiling& split,
@@ -221,6 +254,10 @@ std::vector<WgmmaTiling> wgmma_tiling_candidates(int64_t batch, int64_t rows, in
   if (const std::optional<WgmmaTiling> tall =
           wgmma_tall_candidate(heuristic, batch, rows, cols, k_steps, target)) {
     add_once(candidates, *tall);
+  }
+  for (const WgmmaTiling& tall :
+       wgmma_tall_cluster_candidates(batch, rows, cols, k_steps, target)) {
+    add_once(candidates, tall);
   }
   return candidates;
 }

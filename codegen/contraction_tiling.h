@@ -105,6 +105,14 @@ inline constexpr double kWgmmaTallMinGain = 0.05;
 // holds at most 8 blocks portably: split tilings of up to kWgmmaMaxClusterSlices slices are
 // offered in a cluster too, deeper ones also as kWgmmaMaxClusterSlices slices in a cluster.
 inline constexpr int kWgmmaMaxClusterSlices = 8;
+// Tall tiles split in a cluster: where fewer tall tiles than SMs leave part of a wave idle (and
+// 128-row ones are no better: ResNet-50 b32's layer-3 3×3 conv has 98 tiles of 128 × 128, 74% of
+// the SMs), each tile split into as many slices (at least kWgmmaMinSplitSteps steps each) as keep
+// the blocks within one wave, a block an SM: 66 tiles of 192 × 128 in 2 slices make 132 blocks,
+// each 18 steps of 1.5 times the area (27 units of 128 × 128 × 64 where the 128-row tiles take
+// 36). Offered for each tall width whose best split fills at least kWgmmaTallClusterMinFill of
+// the SMs.
+inline constexpr double kWgmmaTallClusterMinFill = 0.8;
 
 struct WgmmaTiling {
   // Rows of a block's tile: kWgmmaBlockM, or kWgmmaTallBlockM for the one-tile kernel's tall
@@ -153,7 +161,8 @@ MmaTiling choose_mma_tiling(int64_t batch, int64_t rows, int64_t cols, int64_t d
 // kernel 128 and 64 wide where its conditions hold (kWgmmaPersistentThreads; it also needs both
 // operands copied by TMA, which the emitter decides), and a tall tile where one fills the waves
 // better (kWgmmaTallBlockM), and each of these split by the heuristic also in a cluster
-// (WgmmaTiling::cluster); for mma.sync the 128 × 128 and 64 × 64
+// (WgmmaTiling::cluster), and a tall tile split in a cluster where its blocks fill a wave
+// (kWgmmaTallClusterMinFill); for mma.sync the 128 × 128 and 64 × 64
 // tiles, each with its heuristic split and without one. Empty when the heuristic finds no wgmma
 // tiling (block_n 0).
 std::vector<WgmmaTiling> wgmma_tiling_candidates(int64_t batch, int64_t rows, int64_t cols,

@@ -1048,7 +1048,8 @@ bool wgmma_cluster_applies(const KernelBody& body, const Node& anchor, const Con
                            const WgmmaTiling& tiling) {
   const int64_t stage_bytes = int64_t{tiling.block_m + tiling.block_n} * kWgmmaTileK * 2;
   return tiling.cluster && tiling.splits >= 2 && tiling.splits <= kWgmmaMaxClusterSlices &&
-         tiling.block_m == kWgmmaBlockM && tiling.persistent_blocks == 0 &&
+         (tiling.block_m == kWgmmaBlockM || wgmma_tall_applies(body, view, tiling)) &&
+         tiling.persistent_blocks == 0 &&
          stores_result_runs(body, anchor, view, kVector, /*f32_outputs=*/true) &&
          int64_t{tiling.block_m} * (tiling.block_n + kWgmmaStagedRowPad) * 4 <=
              tiling.stages * stage_bytes;

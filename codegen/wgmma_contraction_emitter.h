@@ -98,7 +98,8 @@ bool wgmma_warp_specialized_applies(const KernelBody& body, const ContractionVie
                                     const WgmmaTiling& tiling);
 
 // Whether `tiling` splits K in a cluster (WgmmaTiling::cluster) that can add its slices: 2 to
-// kWgmmaMaxClusterSlices slices of 128-row tiles of the one-tile kernel, results that go
+// kWgmmaMaxClusterSlices slices of the one-tile kernel's tiles (tall ones where
+// wgmma_tall_applies), results that go
 // through the staged f32 tile (runs of 8 columns in a row), which each slice keeps in its stages'
 // bytes for the others to read.
 bool wgmma_cluster_applies(const KernelBody& body, const Node& anchor, const ContractionView& view,

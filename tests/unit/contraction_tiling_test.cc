@@ -206,15 +206,32 @@ TEST(ContractionTiling, HeuristicSplitsAreAlsoOfferedInAClusterOfAtMostEightSlic
   cluster.cluster = true;
   EXPECT_EQ(*(at + 1), cluster);
   int clusters = 0;
+  std::vector<WgmmaTiling> tall;
   for (const WgmmaTiling& tiling : layer4) {
     if (!tiling.cluster) continue;
-    ++clusters;
     EXPECT_GE(tiling.splits, 2);
     EXPECT_LE(tiling.splits, kWgmmaMaxClusterSlices);
-    EXPECT_EQ(tiling.block_m, kWgmmaBlockM);
     EXPECT_EQ(tiling.persistent_blocks, 0);
+    if (tiling.block_m == kWgmmaBlockM) {
+      ++clusters;
+    } else {
+      tall.push_back(tiling);
+    }
   }
   EXPECT_EQ(clusters, 4);
+  // ... and tall tiles in as many slices as one wave of blocks holds, for each width: 36 tiles of
+  // 192 × 128 in 3 slices (108 blocks), 27 of 192 × 192 in 4, 18 of 192 × 256 in 7.
+  ASSERT_EQ(tall.size(), 3u);
+  EXPECT_EQ(tall[0], (WgmmaTiling{.block_m = 192, .block_n = 128, .stages = 4, .splits = 3,
+                                  .split_depth = 1536, .cluster = true}));
+  EXPECT_EQ(tall[1].splits, 4);
+  EXPECT_EQ(tall[2].splits, 7);
+  // ResNet-50 b32's layer-3 3×3 conv (6272 × 256, 36 steps): 98 tiles of 128 × 128 fill 74% of
+  // the SMs; 66 tiles of 192 × 128 in 2 slices fill all 132.
+  const std::vector<WgmmaTiling> layer3 = wgmma_tiling_candidates(1, 6272, 256, 2304, hopper);
+  const WgmmaTiling tall_halves{.block_m = 192, .block_n = 128, .stages = 4, .splits = 2,
+                                .split_depth = 1152, .cluster = true};
+  EXPECT_NE(std::find(layer3.begin(), layer3.end(), tall_halves), layer3.end());
   // None where nothing is split by the heuristic (the extra halves are not offered in a
   // cluster): ViT-B/16 b32's FFN down-projection.
   for (const WgmmaTiling& tiling : wgmma_tiling_candidates(1, 6304, 768, 3072, hopper)) {
