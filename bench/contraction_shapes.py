@@ -6,7 +6,7 @@ and its fused attention kernel against PyTorch's
 scaled_dot_product_attention, fp16, in one run on one card.
 
 usage: bench/contraction_shapes.py KILN OUT_DIR [--shapes NAME,...] [--iters 50] [--warmup 10]
-                                   [--mma-arch sm_90]
+                                   [--mma-arch sm_90] [--kiln-graph-copies 20]
 
 Each shape is written as a one-op kiln graph (OUT_DIR/<shape>.kir) and timed with
 `kiln bench --compare fused --precision fp16 --io-precision fp16` (16-bit operands in, as inside
@@ -30,8 +30,10 @@ torch.nn.functional.scaled_dot_product_attention on the same strided fp16 views 
 that takes the case (flash takes no mask: with a mask, the memory-efficient and cuDNN backends),
 the first listed being the one kiln's ratio is against; FLOPs are 4 · batch · heads · seq² · head.
 PyTorch's ops are timed as replays of a CUDA graph of TORCH_REPS calls, divided by TORCH_REPS (per
-call: its Python dispatch, 10–80 µs, would otherwise be what is timed); kiln bench replays a graph
-of one kernel, so kiln's time also holds one graph launch per kernel.
+call: its Python dispatch, 10–80 µs, would otherwise be what is timed); kiln's the same way
+(`kiln bench --graph-copies TORCH_REPS`: a graph of the program's kernels TORCH_REPS times over,
+per copy). Until session 21 kiln's were replays of a graph of one copy, so its times also held a
+graph launch per kernel; --kiln-graph-copies 1 times it that way.
 """
 import argparse
 import json
@@ -251,6 +253,9 @@ def main():
     parser.add_argument("--iters", type=int, default=50)
     parser.add_argument("--warmup", type=int, default=10)
     parser.add_argument("--mma-arch", default="sm_90")
+    parser.add_argument("--kiln-graph-copies", type=int, default=TORCH_REPS,
+                        help="copies of kiln's program in its timed graph (kiln bench "
+                             "--graph-copies; default TORCH_REPS, as torch's calls are timed)")
     args = parser.parse_args()
     names = chosen(parser, args.shapes, SHAPES, "shape")
     if not torch.cuda.is_available():
@@ -258,7 +263,9 @@ def main():
         return 0
     os.makedirs(args.out_dir, exist_ok=True)
     torch.backends.cudnn.benchmark = True
-    report = {"card": torch.cuda.get_device_name(), "torch": torch.__version__, "shapes": []}
+    report = {"card": torch.cuda.get_device_name(), "torch": torch.__version__,
+              "torch_graph_calls": TORCH_REPS, "kiln_graph_copies": args.kiln_graph_copies,
+              "shapes": []}
     failed = False
     for name in names:
         text, flops, torch_op = graph_and_flops(name, SHAPES[name])
@@ -285,7 +292,8 @@ def main():
                                   os.path.join(args.out_dir, f"{name}_{key}.json"),
                                   args.iters, args.warmup,
                                   ["--precision", "fp16", "--io-precision", "fp16",
-                                   "--arch", arch], variants="fused")
+                                   "--arch", arch, "--graph-copies",
+                                   str(args.kiln_graph_copies)], variants="fused")
             fused = kiln.get("fused", {})
             if "median_ms" in fused:
                 entry.update({key + "_ms": fused["median_ms"], key + "_cosine": fused["cosine"],
@@ -298,7 +306,8 @@ def main():
         print(f"{name}: torch {entry['torch_ms']:.4f} ms, kiln "
               f"{entry.get('kiln_ms', float('nan')):.4f} ms", flush=True)
     print(f"\n{report['card']}, fp16, median ms and TFLOP/s; kiln native (wgmma on sm_90a) "
-          f"and {args.mma_arch or '-'} (mma.sync)")
+          f"and {args.mma_arch or '-'} (mma.sync); per call in a CUDA graph of {TORCH_REPS} "
+          f"calls (torch), of {args.kiln_graph_copies} program copies (kiln)")
     print(f"{'shape':<28} {'torch ms':>9} {'TFLOP/s':>8} {'kiln ms':>9} {'TFLOP/s':>8} "
           f"{'kiln/torch':>10} {'krn':>3} {'cosine':>9} {'mma ms':>9} {'mma/torch':>9}")
     for entry in report["shapes"]:

@@ -133,7 +133,7 @@ struct Session::State {
                     const std::function<void(size_t)>& after_step = {});
   CudaGraph capture_steps_in_order(const Bindings& bindings,
                                    const std::function<void(size_t)>& at_boundary);
-  CudaGraph dependency_graph(const Bindings& bindings);
+  CudaGraph dependency_graph(const Bindings& bindings, int copies = 1);
   void prepare_graph(const Bindings& bindings);
   void execute(const Bindings& bindings, cudaStream_t on);
   void synchronize(const std::string& what);
@@ -274,16 +274,29 @@ CudaGraph Session::State::capture_steps_in_order(const Bindings& bindings,
 // once every block of theirs has finished, before their completion is flushed, and waits for
 // that inside. (From their launch completion instead, so that it would start once every block
 // of theirs had started, made every dev model slower: docs/PERF.md, session 13.)
-CudaGraph Session::State::dependency_graph(const Bindings& bindings) {
+// With `copies` above 1 (Session::time's), the graph holds the steps that many times over, each
+// copy's first steps after every last step of the copy before.
+CudaGraph Session::State::dependency_graph(const Bindings& bindings, int copies) {
   const Program& program = loaded->program;
+  const size_t steps = program.steps.size();
   cudaGraph_t created = nullptr;
   cuda_check(cudaGraphCreate(&created, 0), "cudaGraphCreate");
   CudaGraph built(created);
-  std::vector<cudaGraphNode_t> nodes(program.steps.size());
+  std::vector<cudaGraphNode_t> nodes(steps * static_cast<size_t>(copies));
+  // The steps no other step waits for: the ones the next copy's first steps follow.
+  std::vector<bool> last(steps, true);
+  for (size_t i = 0; i < steps; ++i) {
+    if (steps_in_order) {
+      if (i > 0) last[i - 1] = false;
+    } else {
+      for (const int before : loaded->dependencies.predecessors[i]) last[before] = false;
+    }
+  }
   std::vector<cudaGraphNode_t> predecessors;
   std::vector<cudaGraphEdgeData> edges;
   StepArguments arguments;
-  for (size_t i = 0; i < program.steps.size(); ++i) {
+  for (size_t at = 0; at < nodes.size(); ++at) {
+    const size_t i = at % steps, copy_start = at - i;
     const ProgramStep& step = program.steps[i];
     cudaGraphNodeParams node{};
     node.type = cudaGraphNodeTypeKernel;
@@ -295,10 +308,15 @@ CudaGraph Session::State::dependency_graph(const Bindings& bindings) {
     kernel.kernelParams = step_arguments(step, bindings, arguments);  // copied by the call
     predecessors.clear();
     if (steps_in_order) {
-      if (i > 0) predecessors.push_back(nodes[i - 1]);
+      if (i > 0) predecessors.push_back(nodes[at - 1]);
     } else {
       for (const int before : loaded->dependencies.predecessors[i]) {
-        predecessors.push_back(nodes[before]);
+        predecessors.push_back(nodes[copy_start + static_cast<size_t>(before)]);
+      }
+    }
+    if (predecessors.empty() && copy_start > 0) {
+      for (size_t j = 0; j < steps; ++j) {
+        if (last[j]) predecessors.push_back(nodes[copy_start - steps + j]);
       }
     }
     cudaGraphEdgeData edge{};  // zero: after the predecessor finishes
@@ -307,7 +325,7 @@ CudaGraph Session::State::dependency_graph(const Bindings& bindings) {
       edge.type = cudaGraphDependencyTypeProgrammatic;
     }
     edges.assign(predecessors.size(), edge);
-    cuda_check(cudaGraphAddNode(&nodes[i], built.get(), predecessors.data(), edges.data(),
+    cuda_check(cudaGraphAddNode(&nodes[at], built.get(), predecessors.data(), edges.data(),
                                 predecessors.size(), &node),
                fmt::format("adding step {} (kernel '{}') to the graph", i,
                            program.kernels[step.kernel].name));
@@ -581,24 +599,34 @@ void Session::run_device(const std::vector<const void*>& inputs, const std::vect
   state.execute(bindings, stream);
 }
 
-std::vector<float> Session::time(int iterations, int warmup) {
+std::vector<float> Session::time(int iterations, int warmup, int copies) {
   check_timing_counts(iterations, warmup);
+  if (copies < 1) throw InputError(fmt::format("timing {} copies of the program", copies));
   State& state = *state_;
   const std::lock_guard lock(state.mutex);
   const CurrentDevice current(state.loaded->device);
   if (state.program().steps.empty()) return std::vector<float>(iterations, 0.0f);
   cudaStream_t stream = state.stream.get();
   if (!state.graph) state.execute(state.session_buffers(), stream);
+  // Several copies: a graph of its own on the last run's buffers.
+  CudaGraphExec copied;
+  if (copies > 1) {
+    const CudaGraph built = state.dependency_graph(state.graph_bindings, copies);
+    cudaGraphExec_t instantiated = nullptr;
+    cuda_check(cudaGraphInstantiate(&instantiated, built.get(), 0), "cudaGraphInstantiate");
+    copied.reset(instantiated);
+  }
+  cudaGraphExec_t replayed = copies > 1 ? copied.get() : state.graph.get();
   // The replays follow the session's last run, on whichever stream that was.
   cuda_check(cudaStreamWaitEvent(stream, state.run_done.get()), "cudaStreamWaitEvent");
   for (int i = 0; i < warmup; ++i) {
-    cuda_check(cudaGraphLaunch(state.graph.get(), stream), "cudaGraphLaunch");
+    cuda_check(cudaGraphLaunch(replayed, stream), "cudaGraphLaunch");
   }
   std::vector<CudaEvent> events;
   for (int i = 0; i <= iterations; ++i) events.push_back(create_event());
   cuda_check(cudaEventRecord(events[0].get(), stream), "cudaEventRecord");
   for (int i = 0; i < iterations; ++i) {
-    cuda_check(cudaGraphLaunch(state.graph.get(), stream), "cudaGraphLaunch");
+    cuda_check(cudaGraphLaunch(replayed, stream), "cudaGraphLaunch");
     cuda_check(cudaEventRecord(events[i + 1].get(), stream), "cudaEventRecord");
   }
   cuda_check(cudaEventRecord(state.run_done.get(), stream), "cudaEventRecord");
@@ -607,6 +635,7 @@ std::vector<float> Session::time(int iterations, int warmup) {
   for (int i = 0; i < iterations; ++i) {
     cuda_check(cudaEventElapsedTime(&milliseconds[i], events[i].get(), events[i + 1].get()),
                "cudaEventElapsedTime");
+    milliseconds[i] /= static_cast<float>(copies);
   }
   return milliseconds;
 }

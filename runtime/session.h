@@ -127,8 +127,11 @@ class Session {
   void run_device(const std::vector<const void*>& inputs, const std::vector<void*>& outputs,
                   CUstream_st* stream);
   // Milliseconds of each of `iterations` graph replays after `warmup` unmeasured ones, on the
-  // last run's inputs (zeros before the first run).
-  std::vector<float> time(int iterations, int warmup);
+  // last run's inputs (zeros before the first run). With `copies` above 1, each replay is of one
+  // graph holding the steps that many times over (each copy after the one before) and its time
+  // is divided by `copies`: a run's time without a graph launch of its own, as a library call is
+  // timed in a CUDA graph of many calls (bench/contraction_shapes.py).
+  std::vector<float> time(int iterations, int warmup, int copies = 1);
   // Each step's median milliseconds over `iterations` replays (after `warmup`) of a graph of the
   // steps in order, with an event recorded before the first and after each, on the last run's
   // inputs. The events add a little to each step; the sum is close to time()'s median for a
