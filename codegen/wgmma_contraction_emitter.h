@@ -52,9 +52,9 @@
 // (or emit_paired_results) as the mma.sync kernel's do, and split-K slices to the workspace.
 // Split-K in a cluster (WgmmaTiling::cluster): blockIdx.z = b · slices + slice, the slices of a
 // tile one cluster (__cluster_dims__(1, 1, slices)); each stages its sums, a cluster barrier, the
-// block of rank r adds its share of the rows (128 / slices, rounded up) from every slice's staged
-// tile in slice order through distributed shared memory (mapa, ld.shared::cluster) into its own,
-// a second cluster barrier, then it finishes those rows as above: no workspace, no sum kernel.
+// block of rank r adds its share of the rows (the tile's / slices, rounded up) from every slice's
+// staged tile in slice order through distributed shared memory (mapa, ld.shared::cluster) into its
+// own, a second cluster barrier, then it finishes those rows as above: no workspace, no sum kernel.
 //
 // The warp-specialized persistent variant (WgmmaTiling::persistent_blocks; a tactic measurement
 // may choose, never the heuristic's), where TMA copies both operands: 384 threads, a block an SM
@@ -99,9 +99,8 @@ bool wgmma_warp_specialized_applies(const KernelBody& body, const ContractionVie
 
 // Whether `tiling` splits K in a cluster (WgmmaTiling::cluster) that can add its slices: 2 to
 // kWgmmaMaxClusterSlices slices of the one-tile kernel's tiles (tall ones where
-// wgmma_tall_applies), results that go
-// through the staged f32 tile (runs of 8 columns in a row), which each slice keeps in its stages'
-// bytes for the others to read.
+// wgmma_tall_applies), results that go through the staged f32 tile (runs of 8 columns in a row),
+// which each slice keeps in its stages' bytes for the others to read.
 bool wgmma_cluster_applies(const KernelBody& body, const Node& anchor, const ContractionView& view,
                            const WgmmaTiling& tiling);
 
