@@ -63,6 +63,10 @@ class NodeImporter {
   Value* emit1(const std::string& op, std::vector<Value*> operands, AttributeMap attrs = {}) {
     return emit(op, std::move(operands), std::move(attrs)).at(0);
   }
+  // Adds a kiln reshape of `x` to `shape`.
+  Value* emit_reshape(Value* x, const Shape& shape) {
+    return emit1("reshape", {x}, {{"shape", shape}});
+  }
   // Adds a constant to the graph.
   Value* constant(Tensor data);
 

@@ -9,10 +9,6 @@
 namespace kiln::onnx_import {
 namespace {
 
-Value* reshape_to(NodeImporter& node, Value* input, const Shape& shape) {
-  return node.emit1("reshape", {input}, {{"shape", shape}});
-}
-
 std::string shape_text(const Shape& shape) { return "[" + shape_to_string(shape) + "]"; }
 
 // ONNX Reshape: 0 copies the input's dimension (unless allowzero), -1 is inferred.
@@ -51,7 +47,7 @@ std::vector<Value*> convert_reshape(NodeImporter& node) {
   if (num_elements(shape) != count) {
     node.fail("cannot reshape " + shape_text(in_shape) + " to " + shape_text(shape));
   }
-  return {reshape_to(node, data, shape)};
+  return {node.emit_reshape(data, shape)};
 }
 
 std::vector<Value*> convert_flatten(NodeImporter& node) {
@@ -65,7 +61,7 @@ std::vector<Value*> convert_flatten(NodeImporter& node) {
   if (axis < 0) axis += rank;
   const int64_t outer = num_elements(Shape(in_shape.begin(), in_shape.begin() + axis));
   const int64_t inner = num_elements(Shape(in_shape.begin() + axis, in_shape.end()));
-  return {reshape_to(node, data, {outer, inner})};
+  return {node.emit_reshape(data, {outer, inner})};
 }
 
 std::vector<Value*> convert_squeeze(NodeImporter& node) {
@@ -88,7 +84,7 @@ std::vector<Value*> convert_squeeze(NodeImporter& node) {
   for (size_t d = 0; d < in_shape.size(); ++d) {
     if (!drop[d]) shape.push_back(in_shape[d]);
   }
-  return {reshape_to(node, data, shape)};
+  return {node.emit_reshape(data, shape)};
 }
 
 std::vector<Value*> convert_unsqueeze(NodeImporter& node) {
@@ -101,7 +97,7 @@ std::vector<Value*> convert_unsqueeze(NodeImporter& node) {
   Shape shape;
   size_t next = 0;
   for (int64_t d = 0; d < rank; ++d) shape.push_back(inserted[d] ? 1 : in_shape[next++]);
-  return {reshape_to(node, data, shape)};
+  return {node.emit_reshape(data, shape)};
 }
 
 std::vector<Value*> convert_transpose(NodeImporter& node) {

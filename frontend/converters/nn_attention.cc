@@ -26,10 +26,6 @@ namespace {
 
 constexpr double kNegativeInfinity = -std::numeric_limits<double>::infinity();
 
-Value* reshape(NodeImporter& node, Value* x, Shape shape) {
-  return node.emit1("reshape", {x}, {{"shape", std::vector<int64_t>(shape)}});
-}
-
 Value* transpose(NodeImporter& node, Value* x, std::vector<int64_t> perm) {
   return node.emit1("transpose", {x}, {{"perm", std::move(perm)}});
 }
@@ -75,7 +71,7 @@ Value* as_heads(NodeImporter& node, Value* x, const char* input, const char* hea
     node.fail(std::string("3-D ") + input + " " + type_to_string(x->type()) + " needs attribute '" +
               heads_attr + "' dividing its hidden size " + std::to_string(shape[2]));
   }
-  return transpose(node, reshape(node, x, {shape[0], shape[1], heads, shape[2] / heads}),
+  return transpose(node, node.emit_reshape(x, {shape[0], shape[1], heads, shape[2] / heads}),
                    {0, 2, 1, 3});
 }
 
@@ -84,10 +80,10 @@ Value* as_heads(NodeImporter& node, Value* x, const char* input, const char* hea
 Value* repeat_heads(NodeImporter& node, Value* x, int64_t groups) {
   if (groups == 1) return x;
   const Shape& s = x->type().shape;
-  Value* grouped = reshape(node, x, {s[0], s[1], 1, s[2], s[3]});
+  Value* grouped = node.emit_reshape(x, {s[0], s[1], 1, s[2], s[3]});
   grouped = node.emit1("expand", {grouped},
                        {{"shape", std::vector<int64_t>{s[0], s[1], groups, s[2], s[3]}}});
-  return reshape(node, grouped, {s[0], s[1] * groups, s[2], s[3]});
+  return node.emit_reshape(grouped, {s[0], s[1] * groups, s[2], s[3]});
 }
 
 // One limit on the keys a query sees, in terms of the query block's offset (the count of keys
@@ -138,7 +134,7 @@ Value* position_bias(NodeImporter& node, const std::vector<PositionLimit>& limit
     allowed = allowed ? node.emit1("and", {allowed, holds}) : holds;
   }
   Value* bias = additive_mask(node, allowed, dtype);
-  if (bias->type().rank() == 3) bias = reshape(node, bias, {s.batch, 1, s.queries, s.keys});
+  if (bias->type().rank() == 3) bias = node.emit_reshape(bias, {s.batch, 1, s.queries, s.keys});
   return bias;
 }
 
@@ -277,16 +273,17 @@ Bias attention_bias(NodeImporter& node, const Operands& o, const std::vector<Pos
               type_to_string(nonpad->type()));
   }
   if (!limits.empty()) {
-    Value* offset = nonpad ? node.emit1("sub", {reshape(node, nonpad, {s.batch, 1, 1}),
+    Value* offset = nonpad ? node.emit1("sub", {node.emit_reshape(nonpad, {s.batch, 1, 1}),
                                                 scalar(node, DType::kI64, s.queries)})
                            : scalar(node, DType::kI64, o.past);
     bias.value = add_bias(node, bias.value, position_bias(node, limits, offset, s, dtype));
   }
   if (nonpad) {
-    Value* kept =
-        node.emit1("less", {iota(node, s.keys, {1, s.keys}), reshape(node, nonpad, {s.batch, 1})});
-    bias.value = add_bias(node, bias.value,
-                          reshape(node, additive_mask(node, kept, dtype), {s.batch, 1, 1, s.keys}));
+    Value* kept = node.emit1(
+        "less", {iota(node, s.keys, {1, s.keys}), node.emit_reshape(nonpad, {s.batch, 1})});
+    bias.value =
+        add_bias(node, bias.value,
+                 node.emit_reshape(additive_mask(node, kept, dtype), {s.batch, 1, 1, s.keys}));
     bias.run_time = true;
   }
   return bias;
@@ -355,8 +352,8 @@ std::vector<Value*> convert_attention(NodeImporter& node) {
 
   Value* y = node.emit1("matmul", {probabilities, repeat_heads(node, o.v, groups)});
   if (node.input(0)->type().rank() == 3) {
-    y = reshape(node, transpose(node, y, {0, 2, 1, 3}),
-                {s.batch, s.queries, s.heads * o.v->type().shape[3]});
+    y = node.emit_reshape(transpose(node, y, {0, 2, 1, 3}),
+                          {s.batch, s.queries, s.heads * o.v->type().shape[3]});
   }
   std::vector<Value*> results = {y, o.k, o.v};
   if (node.has_output(3)) {

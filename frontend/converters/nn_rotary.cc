@@ -18,10 +18,6 @@ Value* last_axis_slice(NodeImporter& node, Value* x, int64_t start, int64_t end,
                      {"steps", std::vector<int64_t>{step}}});
 }
 
-Value* reshape(NodeImporter& node, Value* x, Shape shape) {
-  return node.emit1("reshape", {x}, {{"shape", std::vector<int64_t>(shape)}});
-}
-
 std::vector<Value*> convert_rotary_embedding(NodeImporter& node) {
   Value* input = node.input(0);
   const Shape& in = input->type().shape;
@@ -35,7 +31,7 @@ std::vector<Value*> convert_rotary_embedding(NodeImporter& node) {
     if (heads <= 0 || in[2] % heads != 0) {
       node.fail("a 3-D input needs num_heads dividing its hidden size " + std::to_string(in[2]));
     }
-    x = reshape(node, input, {in[0], in[1], heads, in[2] / heads});
+    x = node.emit_reshape(input, {in[0], in[1], heads, in[2] / heads});
     head_axis = 2;
   } else if (in.size() != 4) {
     node.fail("the input must be 3-D or 4-D, got " + type_to_string(input->type()));
@@ -65,7 +61,7 @@ std::vector<Value*> convert_rotary_embedding(NodeImporter& node) {
                 " rows for a batch of " + std::to_string(batch) + " × " + std::to_string(sequence) +
                 " positions of " + std::to_string(half) + " values");
     }
-    return reshape(node, rows, table_shape);
+    return node.emit_reshape(rows, table_shape);
   };
   Value* cos = table(1);
   Value* sin = table(2);
@@ -81,11 +77,11 @@ std::vector<Value*> convert_rotary_embedding(NodeImporter& node) {
   if (interleaved) {
     Shape pair = x1->type().shape;
     pair.push_back(1);
-    result = node.emit1("concat", {reshape(node, real, pair), reshape(node, imag, pair)},
+    result = node.emit1("concat", {node.emit_reshape(real, pair), node.emit_reshape(imag, pair)},
                         {{"axis", int64_t{-1}}});
     Shape whole = x1->type().shape;
     whole.back() = rotary;
-    result = reshape(node, result, whole);
+    result = node.emit_reshape(result, whole);
   } else {
     result = node.emit1("concat", {real, imag}, {{"axis", int64_t{-1}}});
   }
@@ -93,7 +89,7 @@ std::vector<Value*> convert_rotary_embedding(NodeImporter& node) {
     result = node.emit1("concat", {result, last_axis_slice(node, x, rotary, head, 1)},
                         {{"axis", int64_t{-1}}});
   }
-  if (in.size() == 3) result = reshape(node, result, in);
+  if (in.size() == 3) result = node.emit_reshape(result, in);
   return {result};
 }
 
