@@ -11,8 +11,9 @@
 
 #include "codegen/cuda_expr.h"
 #include "codegen/strided_view.h"
-#include "ir/half.h"
 #include "ir/error.h"
+#include "ir/half.h"
+#include "ir/integer_math.h"
 #include "ir/op_registry.h"
 
 namespace kiln::codegen {
@@ -36,7 +37,6 @@ constexpr int64_t kSimtMaxHeadSize = 64;
 constexpr int64_t kCopyElements = 8;
 constexpr int64_t kStaticSharedBytes = 48 * 1024;
 constexpr double kLog2e = 1.4426950408889634;
-
 
 // The 16-bit type both operands of `matmul` have, or kF32 when they are not 16-bit and equal.
 DType operand_type(const Node& matmul) {
@@ -101,8 +101,6 @@ bool fits_simt(const AttentionShape& a) {
          is_f32(a.output->result()) && a.depth % 4 == 0 && a.depth <= kSimtMaxHeadSize &&
          a.columns % 8 == 0 && a.columns <= kSimtMaxHeadSize;
 }
-
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // A 32-bit word of 16-bit shared memory at element offset `at`.
 std::string word(const std::string& array, const std::string& at) {

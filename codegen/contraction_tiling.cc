@@ -4,10 +4,10 @@
 #include <algorithm>
 #include <optional>
 
+#include "ir/integer_math.h"
+
 namespace kiln::codegen {
 namespace {
-
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 int64_t blocks_of(const MmaTiling& tiling, int64_t batch, int64_t rows, int64_t cols) {
   return ceil_div(rows, tiling.block_m) * ceil_div(cols, tiling.block_n) * batch;

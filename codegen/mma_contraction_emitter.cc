@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "ir/error.h"
+#include "ir/integer_math.h"
 
 namespace kiln::codegen {
 namespace {
@@ -524,8 +525,6 @@ class MmaKernelWriter {
   OperandTile a_, b_;
   int stages_ = 2;
 };
-
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 }  // namespace
 

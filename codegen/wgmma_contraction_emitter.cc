@@ -11,6 +11,7 @@
 #include "codegen/vector_access.h"
 #include "codegen/wgmma_tensor_maps.h"
 #include "ir/error.h"
+#include "ir/integer_math.h"
 #include "runtime/kernel_header.h"
 
 namespace kiln::codegen {
@@ -30,8 +31,6 @@ constexpr int kWarpgroupThreads = 128;
 // TMA producer needs fewer, but a consumer 128 wide holds 128 accumulators and its epilogue).
 constexpr int kProducerRegisters = 72;
 constexpr int kConsumerRegisters = 216;
-
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // Whether A is a buffer read as it lies in runs of whole 16-byte vectors (else, where the kernel
 // takes it, a gathered one: a channels-last convolution's input).
@@ -84,7 +83,6 @@ bool gathers_a(const KernelParams& params, const ContractionView& view) {
   return params.is_input(view.a_operand()) && !view.a_contiguous_along_m() &&
          view.a_gather_run() % kVector == 0;
 }
-
 
 // Bytes after the stages: one 8-byte mbarrier a stage, which the TMA copies complete on; the
 // warp-specialized kernel also one a stage that its consumers free and four that hand the main

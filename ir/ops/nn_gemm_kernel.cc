@@ -5,6 +5,8 @@
 #include <thread>
 #include <type_traits>
 
+#include "ir/integer_math.h"
+
 namespace kiln::nn {
 namespace {
 
@@ -96,8 +98,6 @@ void gemm_serial(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const
     }
   }
 }
-
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 }  // namespace
 
