@@ -20,7 +20,8 @@ fi
 # -O1 with line tables only: the sanitizers' reports keep their file:line, and the clang build
 # (most of this test's time in CI, on 2 cores) takes less than RelWithDebInfo's -O2 -g. A unity
 # build (each library's sources compiled a batch at a time): 80 s of compile CPU instead of 135
-# on CI's kind of machine.
+# on CI's kind of machine. Two files' internal helpers of one name and signature then clash
+# ("redefinition of ..." in a unity_N_cxx.cxx): share one helper, or rename one.
 CC=$clang_c CXX=$clang_cxx cmake -S "$source_dir" -B "$build_dir" -G Ninja -DKILN_FUZZ=ON \
   -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O1 -gline-tables-only" \
   -DCMAKE_C_FLAGS_RELEASE="-O1 -gline-tables-only" -DCMAKE_UNITY_BUILD=ON >/dev/null
