@@ -96,21 +96,27 @@ int64_t heuristic_wgmma_splits(const WgmmaTiling& tiling, int64_t row_tiles, int
   return std::min<int64_t>({slots / blocks, kMaxSplits, k_steps / kWgmmaMinSplitSteps});
 }
 
-// The tall tiling of kWgmmaTallBlockM rows (see the header) that fills its waves best, in as
-// many stages up to the default as the shared memory holds; none where the heuristic splits K
-// or the best fills its waves no better than the heuristic's by kWgmmaTallMinGain.
+// The stages of a tall tile block_n wide: as many up to the default as the shared memory holds
+// (fewer than 3: it does not fit).
+int tall_stages(int block_n, const Target& target) {
+  const int64_t room = std::min<int64_t>(kWgmmaSharedLimit, target.shared_memory_per_block) - 1024 -
+                       8 * WgmmaTiling{}.stages;
+  const int64_t stage = int64_t{kWgmmaTallBlockM + block_n} * kWgmmaTileK * 2;
+  return static_cast<int>(std::min<int64_t>(WgmmaTiling{}.stages, room / stage));
+}
+
+// The tall tiling of kWgmmaTallBlockM rows (see the header) that fills its waves best, in
+// tall_stages; none where the heuristic splits K or the best fills its waves no better than the
+// heuristic's by kWgmmaTallMinGain.
 std::optional<WgmmaTiling> wgmma_tall_candidate(const WgmmaTiling& heuristic, int64_t batch,
                                                 int64_t rows, int64_t cols, int64_t k_steps,
                                                 const Target& target) {
   if (heuristic.splits > 1) return std::nullopt;
-  const int64_t room = std::min<int64_t>(kWgmmaSharedLimit, target.shared_memory_per_block) - 1024 -
-                       8 * WgmmaTiling{}.stages;
   std::optional<WgmmaTiling> best;
   double best_fill = wgmma_wave_fill(heuristic, batch, rows, cols, target) + kWgmmaTallMinGain;
   for (int block_n : {128, 192, 256}) {
     if (block_n > ceil_div(cols, 64) * 64) break;
-    const int64_t stage = int64_t{kWgmmaTallBlockM + block_n} * kWgmmaTileK * 2;
-    const int stages = static_cast<int>(std::min<int64_t>(WgmmaTiling{}.stages, room / stage));
+    const int stages = tall_stages(block_n, target);
     if (stages < 3) continue;
     WgmmaTiling tall{.block_m = kWgmmaTallBlockM, .block_n = block_n, .stages = stages};
     tall = with_wgmma_splits(tall, k_steps, 1);
@@ -124,19 +130,16 @@ std::optional<WgmmaTiling> wgmma_tall_candidate(const WgmmaTiling& heuristic, in
 }
 
 // For each tall width, the split in a cluster (kWgmmaTallClusterMinFill) whose blocks, one an
-// SM, come nearest to filling the SMs in one wave (fewer slices first), in as many stages up to
-// the default as the shared memory holds; none for a width whose tiles alone fill a wave or
-// whose best fills less than kWgmmaTallClusterMinFill of it.
+// SM, come nearest to filling the SMs in one wave (fewer slices first), in tall_stages; none for
+// a width whose tiles alone fill a wave or whose best fills less than kWgmmaTallClusterMinFill
+// of it.
 std::vector<WgmmaTiling> wgmma_tall_cluster_candidates(int64_t batch, int64_t rows, int64_t cols,
                                                        int64_t k_steps, const Target& target) {
   const int64_t sms = std::max(target.sm_count, 1);
-  const int64_t room = std::min<int64_t>(kWgmmaSharedLimit, target.shared_memory_per_block) - 1024 -
-                       8 * WgmmaTiling{}.stages;
   std::vector<WgmmaTiling> candidates;
   for (int block_n : {128, 192, 256}) {
     if (block_n > ceil_div(cols, 64) * 64) break;
-    const int64_t stage = int64_t{kWgmmaTallBlockM + block_n} * kWgmmaTileK * 2;
-    const int stages = static_cast<int>(std::min<int64_t>(WgmmaTiling{}.stages, room / stage));
+    const int stages = tall_stages(block_n, target);
     const int64_t tiles = ceil_div(rows, kWgmmaTallBlockM) * ceil_div(cols, block_n) * batch;
     if (stages < 3 || tiles >= sms) continue;
     std::optional<WgmmaTiling> best;
