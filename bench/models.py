@@ -3,10 +3,10 @@
 mode="reduce-overhead"; with --compile-modes ...,kiln also backend="kiln", kiln's Python package
 on PYTHONPATH), kiln unfused and kiln fused, in one run on one card.
 
-usage: bench/models.py KILN OUT_DIR [--models resnet50,mobilenetv2,bert,vit]
+usage: bench/models.py KILN OUT_DIR [--models resnet50,mobilenetv2,bert,vit,...]
                        [--batches 1,32] [--extra-batches resnet50=128] [--iters 50]
                        [--warmup 10] [--no-compile | --compile-modes default,reduce-overhead]
-                       [--kiln-profile N]
+                       [--kiln-profile N] [--kiln-args "ARGS"]
 
 Models have random weights: torchvision's ResNet-50, MobileNetV2 and ViT-B/16 (224×224), and
 BERT-base (transformers' BertModel: 12 layers, hidden 768, sequence 128). Each runs at every
@@ -21,6 +21,9 @@ not counted.
 
 --kiln-profile N passes `--profile N` to kiln bench: its output (printed here) then lists each
 kiln variant's N slowest kernel launches, and the JSON of each run holds every launch's time.
+--kiln-args passes more arguments to kiln bench (--concat-copies: each concat a copy kernel).
+--models may also name torchvision's concat nets of CONCAT_MODELS (SqueezeNet 1.1, GoogLeNet,
+Inception v3, ShuffleNetV2, DenseNet-121).
 
 Prints two tables, median ms per system and kiln fused's speedup over each of the others (their
 time over kiln fused's: above 1, kiln fused is faster), and writes OUT_DIR/models.json. A step
@@ -44,6 +47,12 @@ from kiln_bench import run_kiln_bench  # noqa: E402
 TORCH_COLUMNS = ["eager", "compile default", "compile reduce-overhead", "compile kiln"]
 KILN_COLUMNS = ["kiln unfused", "kiln fused"]
 MODELS = ["resnet50", "mobilenetv2", "bert", "vit"]
+# Beyond the dev models: torchvision's convolution nets with concats (--models names them), for
+# concat views (docs/FUSION.md); Inception v3 at 299 × 299. GoogLeNet and Inception v3 without
+# their auxiliary classifiers (eval mode ignores them) and with torchvision's own initialization.
+CONCAT_MODELS = ["squeezenet1_1", "googlenet", "inception_v3", "shufflenet_v2_x1_0",
+                 "densenet121"]
+AUX_LOGITS = {"googlenet", "inception_v3"}
 
 
 def make_model(name, batch):
@@ -60,15 +69,19 @@ def make_model(name, batch):
         return model.eval(), {"input_ids": ids, "attention_mask": mask}
     import torchvision
     from export_models import randomize_batch_norms, randomize_vit_parameters
-    constructor = {"resnet50": torchvision.models.resnet50,
-                   "mobilenetv2": torchvision.models.mobilenet_v2,
-                   "vit": torchvision.models.vit_b_16}[name]
-    model = constructor()
+    if name in CONCAT_MODELS:
+        options = {"aux_logits": False, "init_weights": True} if name in AUX_LOGITS else {}
+        model = getattr(torchvision.models, name)(weights=None, **options)
+    else:
+        model = {"resnet50": torchvision.models.resnet50,
+                 "mobilenetv2": torchvision.models.mobilenet_v2,
+                 "vit": torchvision.models.vit_b_16}[name]()
+    size = 299 if name == "inception_v3" else 224
     if name == "vit":
         randomize_vit_parameters(model)
     else:
-        randomize_batch_norms(model, [torch.randn(8, 3, 224, 224) for _ in range(2)])
-    return model.eval(), {"input": torch.randn(batch, 3, 224, 224)}
+        randomize_batch_norms(model, [torch.randn(8, 3, size, size) for _ in range(2)])
+    return model.eval(), {"input": torch.randn(batch, 3, size, size)}
 
 
 # The models torch's dynamo exporter exports (it writes opset 18); the others go through the
@@ -127,7 +140,8 @@ def time_kiln(entry, path, name, batch, args):
     """Adds kiln unfused's and fused's medians and cosines to `entry`, or kiln's error."""
     profile = ["--profile", str(args.kiln_profile)] if args.kiln_profile else []
     kiln = run_kiln_bench(args.kiln, path, os.path.join(args.out_dir, f"{name}_b{batch}_kiln.json"),
-                          args.iters, args.warmup, ["--precision", "fp16"] + profile,
+                          args.iters, args.warmup,
+                          ["--precision", "fp16"] + profile + args.kiln_args.split(),
                           variants=args.kiln_variants)
     for variant in args.kiln_variants.split(","):
         figures = kiln.get(variant, {})
@@ -217,11 +231,13 @@ def main():
                         help="torch.compile modes to time (default: default,reduce-overhead)")
     parser.add_argument("--kiln-profile", type=int, default=0, metavar="N",
                         help="print kiln's N slowest kernel launches per variant")
+    parser.add_argument("--kiln-args", default="",
+                        help="more arguments for kiln bench, e.g. --concat-copies")
     parser.add_argument("--kiln-variants", default="unfused,fused",
                         help="kiln variants to time (fused alone halves kiln's share of the run: "
                              "each variant checks against the CPU reference twice)")
     args = parser.parse_args()
-    chosen(parser, args.models, MODELS, "model")
+    chosen(parser, args.models, MODELS + CONCAT_MODELS, "model")
     chosen(parser, args.kiln_variants, ["unfused", "fused"], "kiln variant")
     chosen(parser, args.compile_modes, ["default", "reduce-overhead", "kiln"],
            "torch.compile mode")

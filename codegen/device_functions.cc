@@ -29,6 +29,20 @@ const std::vector<DeviceFunction>& library() {
   asm volatile("griddepcontrol.wait;" ::: "memory");
 #endif
 })"},
+      // An output placed in its slice of a concat's buffer (codegen/output_placement.h): its
+      // element at flat index f lies at (f / kBlock) · kStride + kOffset + f % kBlock there,
+      // computed in I (int, or long long for a buffer of 2^31 elements or more).
+      {"kiln_placed",
+       R"(template <class T, class I, long long kBlock, long long kStride, long long kOffset>
+struct kiln_placed {
+  T* buffer;
+  template <class J>
+  __device__ __forceinline__ T& operator[](J flat) const {
+    const I f = static_cast<I>(flat);
+    return buffer[f / static_cast<I>(kBlock) * static_cast<I>(kStride) + static_cast<I>(kOffset) +
+                  f % static_cast<I>(kBlock)];
+  }
+};)"},
       {"kiln_f16_to_f32", R"(__device__ __forceinline__ float kiln_f16_to_f32(unsigned short bits) {
   float value;
   asm("cvt.f32.f16 %0, %1;" : "=f"(value) : "h"(bits));

@@ -49,6 +49,10 @@ struct Emitter {
   // an opaque op that no such emitter takes.
   bool anchors_opaque_ops = false;
   std::vector<EmitterVariant> variants;  // in order of preference
+  // Whether its kernels write every output by index through the name begin_spec gives it, so
+  // that an output may be placed in a concat's buffer (output_placement.h): no pointer
+  // arithmetic on an output, no reading one back.
+  bool places_outputs = false;
 };
 
 // Every emitter, in the order lowering tries them; the last (loop) takes every body.

@@ -37,6 +37,7 @@ KernelBody copy_kernel_body(const Value* value) {
           .inputs = {value},
           .weight_inputs = {},
           .outputs = {value},
+          .placements = {},
           .nodes = {},
           .provenance = {}};
 }

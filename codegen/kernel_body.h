@@ -3,11 +3,13 @@
 #pragma once
 
 #include <initializer_list>
+#include <map>
 #include <set>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "codegen/output_placement.h"
 #include "ir/graph.h"
 
 namespace kiln::codegen {
@@ -19,6 +21,9 @@ struct KernelBody {
   // weights (aligned to kWeightAlignment), never at a graph input.
   std::set<const Value*> weight_inputs;
   std::vector<const Value*> outputs;    // written to output parameters, in parameter order
+  // Outputs written into their slice of a concat's buffer (output_placement.h); the others fill
+  // buffers of their own.
+  std::map<const Value*, OutputPlacement> placements;
   std::vector<const Node*> nodes;       // the ops, in topological order
   std::vector<std::string> provenance;  // the ONNX nodes it covers
 };

@@ -6,9 +6,11 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "codegen/output_placement.h"
 #include "ir/graph.h"
 
 namespace kiln::codegen {
@@ -19,6 +21,11 @@ struct KernelParam {
   const Value* value;            // nullptr for the workspace
   std::string name;              // "in0", "const0", "out0", "workspace"
   int64_t workspace_floats = 0;  // the workspace's size
+  // An output written into its slice of a concat's buffer (the pointer is that buffer's): the
+  // kernel writes it through `placed_name`, a kiln_placed view mapping the output's flat index
+  // to the buffer's.
+  std::optional<OutputPlacement> placement;
+  std::string placed_name;
 };
 
 class KernelParams {
@@ -29,8 +36,10 @@ class KernelParams {
   // Throws InternalError for a value that is neither.
   const std::string& read(const Value* value);
   bool is_input(const Value* value) const { return input_index_.count(value) != 0; }
-  // Declares an output parameter writing `value`; each call adds one.
-  const std::string& add_output(const Value* value);
+  // Declares an output parameter writing `value`; each call adds one. Returns the name its
+  // elements are written through: the parameter, or for a placed output its kiln_placed view.
+  const std::string& add_output(const Value* value,
+                                const std::optional<OutputPlacement>& placement = std::nullopt);
 
   // Declares the f32 workspace of `floats` elements; returns its name.
   const std::string& add_workspace(int64_t floats);
@@ -39,6 +48,8 @@ class KernelParams {
   std::vector<KernelParam> all() const;
   // "const float* __restrict__ in0, unsigned short* __restrict__ out0".
   std::string signature() const;
+  // The statements declaring the placed outputs' views, one a line ("" without any).
+  std::string placed_declarations() const;
 
  private:
   std::vector<KernelParam> inputs_, constants_, outputs_, workspace_;

@@ -42,8 +42,8 @@ std::string kernel_code(const KernelSpec& spec, const std::string& name) {
                                   : "";
   std::string function = fmt::format(
       "extern \"C\" __global__ void __launch_bounds__({}){} {}({}) {{\n"
-      "  kiln_wait_for_prior_grids();\n{}}}\n",
-      bounds, cluster, name, signature, spec.body);
+      "  kiln_wait_for_prior_grids();\n{}{}}}\n",
+      bounds, cluster, name, signature, spec.params.placed_declarations(), spec.body);
   std::string code = device_functions_for(spec.definitions + function);
   if (!spec.definitions.empty()) code += spec.definitions + "\n";
   return code + function;
@@ -86,6 +86,14 @@ std::string kernel_source(const KernelSpec& spec, const std::string& name,
     }
   }
   if (!written.empty()) text += std::string(kWrittenParametersLine) + joined(written, ", ") + "\n";
+  std::vector<std::string> regions;
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (const std::optional<OutputPlacement>& placement = params[i].placement) {
+      regions.push_back(format_output_region(
+          {static_cast<int>(i), placement->block, placement->stride, placement->offset}));
+    }
+  }
+  if (!regions.empty()) text += std::string(kOutputRegionsLine) + joined(regions, "; ") + "\n";
   if (!spec.tensor_maps.empty()) {
     std::vector<KernelTensorMap> maps;
     for (const KernelSpec::TensorMap& tensor_map : spec.tensor_maps) {
@@ -119,7 +127,12 @@ std::vector<std::string> begin_spec(KernelSpec& spec, const KernelBody& body, ui
                                     std::array<uint32_t, 3> grid) {
   begin_spec_reading(spec, body, threads, grid);
   std::vector<std::string> outputs;
-  for (const Value* output : body.outputs) outputs.push_back(spec.params.add_output(output));
+  for (const Value* output : body.outputs) {
+    const auto placed = body.placements.find(output);
+    outputs.push_back(spec.params.add_output(
+        output, placed == body.placements.end() ? std::nullopt
+                                                : std::optional<OutputPlacement>(placed->second)));
+  }
   return outputs;
 }
 

@@ -14,6 +14,7 @@
 #include "codegen/emitter_table.h"
 #include "codegen/kernel_body.h"
 #include "codegen/kernel_spec.h"
+#include "codegen/output_placement.h"
 #include "codegen/sha256.h"
 #include "ir/error.h"
 #include "ir/fusion.h"
@@ -50,10 +51,11 @@ class Lowering {
   Program run(LoweringReport* report) {
     program_.name = graph_.name();
     program_.archs = options_.archs;
+    if (options_.concat_views) views_ = concat_views(graph_);
     add_signature_buffers();
     reserve_weights();
     for (const Node* node : graph_.nodes()) {
-      if (!is_view_op(*node)) lower_node(*node);
+      if (!is_view_op(*node) && !views_.concats.count(node)) lower_node(*node);
     }
     for (const auto& [source, destination] : copies_) {
       const KernelBody body = copy_kernel_body(source);
@@ -67,7 +69,11 @@ class Lowering {
       }
       if (report) report->skipped = unsupported_;
     }
-    if (report) report->tactics = std::move(tactic_uses_);
+    if (report) {
+      report->tactics = std::move(tactic_uses_);
+      report->concat_refusals = std::move(views_.refusals);
+      report->concat_views = static_cast<int>(views_.concats.size());
+    }
     name_kernels();
     return std::move(program_);
   }
@@ -111,10 +117,14 @@ class Lowering {
     }
   }
 
-  // The buffer holding top-level `value` (through views), created on first use.
+  // The buffer holding top-level `value` (through views), created on first use: a concat
+  // operand's placed in it, the concat's.
   int buffer_for(const Value* value) {
     const Value* held = viewed_value(value);
     if (auto it = buffer_of_.find(held); it != buffer_of_.end()) return it->second;
+    if (auto placed = views_.placements.find(held); placed != views_.placements.end()) {
+      return buffer_of_[held] = buffer_for(placed->second.concat);
+    }
     const int buffer = held->is_constant() ? weight_buffer(held)
                                            : add_buffer(ProgramBuffer::Kind::kIntermediate,
                                                         held->name(), held->type(), -1);
@@ -151,7 +161,8 @@ class Lowering {
   }
 
   void lower_node(const Node& node) {
-    const KernelBody body = kernel_body_of(node);
+    KernelBody body = kernel_body_of(node);
+    place_outputs(node, body);
     if (std::string why = refusal(node, body); !why.empty()) {
       unsupported_.push_back(why);
       return;
@@ -169,6 +180,22 @@ class Lowering {
     } catch (const UnsupportedError& error) {
       const std::string prefix = node.body() ? node.describe() + ": " : "";
       unsupported_.push_back(prefix + error.what());
+    }
+  }
+
+  // The outputs of `node` that are concat operands written into the concat's buffer: placed in
+  // its body, which then also covers the concat's ONNX nodes.
+  void place_outputs(const Node& node, KernelBody& body) {
+    for (size_t k = 0; k < node.results().size(); ++k) {
+      const auto placed = views_.placements.find(node.result(k));
+      if (placed == views_.placements.end()) continue;
+      body.placements[body.outputs[k]] = placed->second;
+      for (const std::string& onnx_node : placed->second.concat->producer()->provenance()) {
+        if (std::find(body.provenance.begin(), body.provenance.end(), onnx_node) ==
+            body.provenance.end()) {
+          body.provenance.push_back(onnx_node);
+        }
+      }
     }
   }
 
@@ -259,6 +286,7 @@ class Lowering {
   std::vector<KernelUse> uses_;
   std::vector<std::string> unsupported_;
   std::vector<TacticUse> tactic_uses_;
+  ConcatViews views_;
 };
 
 }  // namespace

@@ -11,12 +11,15 @@
 //            views or not) gets its own buffer, filled by a copy kernel at the end.
 //   kernels  each kernel node's body goes to the first emitter of the emitter table
 //            (emitter_table.h: attention, pool, direct conv, cum_sum, contraction, reduction,
-//            resize, loop) that takes it, which emits its kernels for CodegenOptions::target (a split-K
-//            contraction is two, sharing a workspace). Kernels of equal code are one ProgramKernel
-//            launched by several steps; its source's comment names every step's ONNX nodes.
+//            resize, loop) that takes it, which emits its kernels for CodegenOptions::target (a
+//            split-K contraction is two, sharing a workspace). Kernels of equal code are one
+//            ProgramKernel launched by several steps; its source's comment names every step's ONNX
+//            nodes.
 //   tactics  a kernel node its emitter can compute several ways (kernel_tactics) takes the one
 //            CodegenOptions::choose_tactic picks (the heuristic's without it); the report lists
 //            each such node, its tactic and its steps.
+//   concats  a concat whose operands' producers can write their slices of its buffer launches
+//            nothing: they do (output_placement.h; CodegenOptions::concat_views).
 //            A kernel whose outputs have no elements still gets a step (one block that does
 //            nothing), so that every output buffer is passed to a step, as the runtime requires.
 //
@@ -40,6 +43,9 @@ namespace kiln::codegen {
 struct LoweringReport {
   std::vector<std::string> skipped;
   std::vector<TacticUse> tactics;
+  int concat_views = 0;  // concats whose operands' producers write their slices (no kernel)
+  // Why the other concat kernel nodes stay copy kernels: "concat-views: <concat>: <why>".
+  std::vector<std::string> concat_refusals;
 };
 
 Program lower_graph(const Graph& fused_graph, const CodegenOptions& options,

@@ -31,6 +31,9 @@ struct CodegenOptions {
   // cache, with the jobs done so far and their total; one call at a time (kiln bench's
   // progress bar).
   std::function<void(size_t done, size_t total)> on_progress;
+  // Concats as views: each operand's producer writes its slice of the concat's buffer, where it
+  // can (output_placement.h); false: every concat kernel node is a copy kernel.
+  bool concat_views = true;
   // Which way to compute each kernel node that has several (an index into site.tactics); null:
   // the heuristic's (0) everywhere.
   std::function<int(const TacticSite& site)> choose_tactic;

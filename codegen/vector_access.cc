@@ -39,7 +39,8 @@ void store_result_vectors(CodeWriter& code, const std::vector<const Value*>& val
                           const std::string& vector) {
   for (size_t k = 0; k < values.size(); ++k) {
     const std::string type = vector_type(values[k]->type().dtype, width);
-    code.line(fmt::format("reinterpret_cast<{}*>({})[{}] = r{};", type, outputs[k], vector, k));
+    code.line(fmt::format("*reinterpret_cast<{}*>(&{}[{} * {}]) = r{};", type, outputs[k], vector,
+                          width, k));
   }
 }
 

@@ -12,6 +12,7 @@
 #include "codegen/kernel_cache.h"
 #include "codegen/lower.h"
 #include "codegen/nvrtc_compiler.h"
+#include "codegen/output_placement.h"
 #include "frontend/onnx_importer.h"
 #include "frontend/proto_io.h"
 #include "ir/error.h"
@@ -64,6 +65,7 @@ class CodegenResolution {
     codegen.cache_dir = options_.cache_dir;
     codegen.threads = options_.threads;
     codegen.on_progress = options_.on_progress;
+    codegen.concat_views = options_.concat_views && options_.pipeline.fusion;
     return codegen;
   }
 
@@ -245,6 +247,7 @@ CompiledModel compile_with(const Graph& fused_graph, CodegenResolution& resoluti
   if (options.on_lowered) options.on_lowered(compiled.program);
   compiled.stats = codegen::compile_program(compiled.program, codegen);
   compiled.memory = plan_memory(compiled.program);
+  if (codegen.concat_views) compiled.refusals = codegen::concat_views(fused_graph).refusals;
   return compiled;
 }
 
@@ -259,7 +262,7 @@ CompiledModel optimize_and_compile(Graph& graph, CodegenResolution& resolution,
     throw;
   }
   CompiledModel compiled = compile_with(graph, resolution, options);
-  compiled.refusals = std::move(refusals);
+  compiled.refusals.insert(compiled.refusals.begin(), refusals.begin(), refusals.end());
   return compiled;
 }
 

@@ -61,6 +61,9 @@ struct CompileOptions {
   // own figures.
   std::vector<std::string> archs = {"sm_80", "sm_90"};
   PipelineOptions pipeline;
+  // Concats as views (codegen/output_placement.h): each operand's producer writes its slice of
+  // the concat's buffer where it can. Off (or pipeline.fusion off): a copy kernel a concat.
+  bool concat_views = true;
   // The compiled-kernel cache; empty: $KILN_CACHE_DIR, $XDG_CACHE_HOME/kiln or ~/.cache/kiln.
   std::string cache_dir;
   int threads = 0;  // kernels compiled at once; 0: one per hardware thread
@@ -85,7 +88,8 @@ struct CompiledModel {
   Target target;                // what the kernels were generated for
   codegen::CompileStats stats;  // NVRTC compilations, cache hits, seconds
   MemoryFigures memory;         // the arena against the naive sum and the lower bound
-  // Why passes refused rewrites, one line each, "pass: node: reason" (--explain-refusals).
+  // Why passes refused rewrites, one line each, "pass: node: reason" (--explain-refusals), then
+  // why concats stayed copy kernels ("concat-views: <concat>: <why>").
   std::vector<std::string> refusals;
   AutotuneReport autotune;  // how the tactics were chosen
 };

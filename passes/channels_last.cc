@@ -215,6 +215,17 @@ class Rewriter {
       attrs["axis"] = Attribute(kAxisInLast[axis < 0 ? axis + 4 : axis]);
       return replace(node, op, moved, attrs);
     }
+    if (op == "pad" && shape.size() == 4 && operands.size() == 1) {
+      const std::vector<int64_t>& pads = node.ints_attr("pads");
+      std::vector<int64_t> moved(8);
+      for (int64_t axis = 0; axis < 4; ++axis) {
+        moved[kAxisInLast[axis]] = pads[axis];
+        moved[4 + kAxisInLast[axis]] = pads[4 + axis];
+      }
+      AttributeMap attrs = node.attrs();
+      attrs["pads"] = moved;
+      return replace(node, op, {to_last(operands[0])}, attrs);
+    }
     if ((op == "max_pool" || op == "average_pool") && shape.size() == 4) {
       AttributeMap attrs = node.attrs();
       attrs["channels_last"] = Attribute(1);

@@ -10,14 +10,16 @@
 // them), its input is read in NHWC. An ungrouped conv reading a value from outside the NHWC
 // region (a graph input) whose channels are not a multiple of 8 (an RGB stem's 3) reads them
 // zero-padded to one (a pad op after the input's move, computed by the same kernel; weights
-// padded at compile time), so a pixel's channels are whole 16-byte vectors. The layout then follows the values:
+// padded at compile time), so a pixel's channels are whole 16-byte vectors. The layout then follows
+// the values:
 //   - elementwise ops and broadcasting ops (add, mul, clip's operands, where, ...) of a value
 //     held in NHWC compute in NHWC; another operand of theirs is moved too: a constant at compile
 //     time (a per-channel [C,1,1] becomes [C]), any other value by a transpose (a reshape when
 //     only size-1 dims move);
 //   - global_average_pool becomes reduce_mean over axes [1, 2] (keepdims), reduce_* with
 //     keepdims=1 reduce the remapped axes, concat joins along the remapped axis;
-//   - max_pool and average_pool take channels_last=1.
+//   - max_pool and average_pool take channels_last=1; pad pads the remapped axes (Inception's
+//     explicit pad before an average pool that leaves the padding out of its counts).
 // A value is moved back to NCHW only where something reads it in NCHW: a graph output, or an op
 // the pass does not convert. The move is a reshape where it moves only size-1 dims (a global
 // pool's [N,C,1,1] before a flatten), else a transpose; each such transpose is listed in the

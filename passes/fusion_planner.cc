@@ -397,7 +397,41 @@ class Planner {
           "recomputing it would read {} bytes where its stored result is {} (cost model: keep it)",
           read_to_recompute, read_when_stored);
     }
+    if (const Node* conv = conv_storing(from, into);
+        conv && read_to_recompute == read_when_stored) {
+      return fmt::format(
+          "it is stored anyway for {}, which takes no element-moving prologue, and recomputing it "
+          "would read as many bytes ({}) as its stored result (cost model: keep it)",
+          conv->describe(), read_to_recompute);
+    }
     return "";
+  }
+
+  // A convolution outside groups `from` and `into` whose activation is a result of `from` that
+  // it cannot take as a prologue (`from` moves elements: a concat, a slice), so that the result
+  // is stored whatever `into` does; nullptr where there is none. Such a stored concat costs its
+  // producers no kernel either where they write their slices of it (codegen's concat views).
+  const Node* conv_storing(size_t from, size_t into) const {
+    const Group& producers = groups_[from];
+    const bool moves_elements =
+        std::any_of(producers.nodes.begin(), producers.nodes.end(), [](const Node* node) {
+          return node->info().category == OpCategory::kInjective && !is_view_op(*node);
+        });
+    if (!moves_elements) return nullptr;
+    for (const Node* node : producers.nodes) {
+      for (const Value* result : node->results()) {
+        const auto found = users_.find(result);
+        if (found == users_.end()) continue;
+        for (const Node* user : found->second) {
+          if (in_groups(user, from, into)) continue;
+          if ((user->op() == "conv" || user->op() == "conv_transpose") &&
+              user->operand(0) == result) {
+            return user;
+          }
+        }
+      }
+    }
+    return nullptr;
   }
 
   // Clones the members of group `from` that group `into` needs, for `into` alone: the consumers

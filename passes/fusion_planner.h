@@ -25,8 +25,10 @@
 // When a producer group's results are also used outside the consumer, the merged group keeps
 // them as extra outputs if they share the kernel's iteration space; otherwise a cost model
 // recomputes a cheap light producer inside the consumer (a clone) when reading its inputs costs
-// no more bytes than reading its stored result, and refuses the merge otherwise. Every refusal is
-// logged in PassContext::refusals with both nodes and the reason.
+// no more bytes than reading its stored result, and refuses the merge otherwise: also where it
+// reads as many bytes and a convolution, which takes no element-moving prologue, keeps the result
+// stored anyway (Inception's block concat, read by the next block's convs and its pool). Every
+// refusal is logged in PassContext::refusals with both nodes and the reason.
 #pragma once
 
 #include <vector>

@@ -185,4 +185,48 @@ std::optional<std::vector<KernelTensorMap>> kernel_tensor_maps(const ProgramKern
   }
 }
 
+bool KernelOutputRegion::disjoint_from(const KernelOutputRegion& other) const {
+  if (stride != other.stride) return false;
+  return offset + block <= other.offset || other.offset + other.block <= offset;
+}
+
+std::string format_output_region(const KernelOutputRegion& region) {
+  return fmt::format("{} block {} stride {} offset {}", region.parameter, region.block,
+                     region.stride, region.offset);
+}
+
+namespace {
+
+std::optional<KernelOutputRegion> parse_output_region(std::string_view text) {
+  const std::optional<int64_t> parameter = whole_number(take_token(text).value_or(""));
+  std::optional<int64_t> block, stride, offset;
+  if (!parameter || *parameter > 4096 || !take_word(text, "block") ||
+      !(block = whole_number(take_token(text).value_or(""))) || !take_word(text, "stride") ||
+      !(stride = whole_number(take_token(text).value_or(""))) || !take_word(text, "offset") ||
+      !(offset = whole_number(take_token(text).value_or(""))) || !text.empty()) {
+    return std::nullopt;
+  }
+  if (*block == 0 || *block > *stride || *offset > *stride - *block) return std::nullopt;
+  return KernelOutputRegion{static_cast<int>(*parameter), *block, *stride, *offset};
+}
+
+}  // namespace
+
+std::optional<std::vector<KernelOutputRegion>> kernel_output_regions(const ProgramKernel& kernel) {
+  const std::optional<std::string_view> line = header_line(kernel.source, kOutputRegionsLine);
+  std::vector<KernelOutputRegion> regions;
+  if (!line) return regions;
+  std::string_view rest = *line;
+  while (true) {
+    const size_t end = rest.find("; ");
+    const std::optional<KernelOutputRegion> region = parse_output_region(rest.substr(0, end));
+    if (!region || (!regions.empty() && region->parameter <= regions.back().parameter)) {
+      return std::nullopt;
+    }
+    regions.push_back(*region);
+    if (end == std::string_view::npos) return regions;
+    rest.remove_prefix(end + 2);
+  }
+}
+
 }  // namespace kiln

@@ -22,6 +22,7 @@ inline constexpr std::string_view kFlopsLine = "// flops per launch: ";
 inline constexpr std::string_view kParametersLine = "// parameters: ";
 inline constexpr std::string_view kWrittenParametersLine = "// written parameters: ";
 inline constexpr std::string_view kTensorMapsLine = "// tensor maps: ";
+inline constexpr std::string_view kOutputRegionsLine = "// output regions: ";
 // The whole line: the kernel first waits for the kernels it depends on (griddepcontrol.wait on
 // sm_90+), so the session may launch it while they finish (session.h, early launch).
 inline constexpr std::string_view kEarlyLaunchLine =
@@ -75,5 +76,27 @@ std::string format_tensor_maps(const std::vector<KernelTensorMap>& maps);
 // The tensor maps the header states ("// tensor maps: ..."; none without the line), or nullopt
 // where the line is malformed (program_validation.h refuses it).
 std::optional<std::vector<KernelTensorMap>> kernel_tensor_maps(const ProgramKernel& kernel);
+
+// The part of its buffer a written parameter covers, where the kernel writes only part of it: an
+// output placed in its slice of a concat's buffer (codegen/output_placement.h). Its elements
+// are runs of `block` elements, `stride` apart, the first at `offset` (block ≤ stride, offset +
+// block ≤ stride), up to the buffer's end. Steps writing disjoint regions of one buffer do not
+// depend on each other (step_dependencies.h).
+struct KernelOutputRegion {
+  int parameter = 0;
+  int64_t block = 0, stride = 0, offset = 0;
+  bool operator==(const KernelOutputRegion&) const = default;
+
+  // Whether no element of this region is one of `other`'s (regions of one stride whose runs do
+  // not meet; regions of different strides are taken to overlap).
+  bool disjoint_from(const KernelOutputRegion& other) const;
+};
+
+// "PARAM block B stride S offset O", e.g. "3 block 64 stride 128 offset 64".
+std::string format_output_region(const KernelOutputRegion& region);
+// The regions the header states ("// output regions: ...", "; "-separated, in increasing
+// parameter order; none without the line), or nullopt where the line is malformed or a region's
+// numbers break the rules above (program_validation.h refuses it).
+std::optional<std::vector<KernelOutputRegion>> kernel_output_regions(const ProgramKernel& kernel);
 
 }  // namespace kiln

@@ -294,6 +294,34 @@ void check_tensor_maps(const Program& program, size_t index) {
   }
 }
 
+// A region must be a written parameter's, and its runs must tile the buffer passed there.
+void check_output_regions(const Program& program, size_t i, const std::vector<int>& written) {
+  const ProgramStep& step = program.steps[i];
+  const std::optional<std::vector<KernelOutputRegion>> regions =
+      kernel_output_regions(program.kernels[step.kernel]);
+  if (!regions) {
+    throw InputError(fmt::format(
+        "{}: its kernel's header line '// output regions' is malformed (\"PARAM block B stride "
+        "S offset O\" in increasing parameter order, 0 < B, O + B <= S)",
+        describe_step(program, i)));
+  }
+  for (const KernelOutputRegion& region : *regions) {
+    if (!std::binary_search(written.begin(), written.end(), region.parameter)) {
+      throw InputError(
+          fmt::format("{}: its kernel states an output region of parameter {}, "
+                      "which it does not write",
+                      describe_step(program, i), region.parameter));
+    }
+    const ProgramBuffer& buffer = program.buffers[step.args[region.parameter]];
+    if (buffer.type.num_elements() % region.stride != 0) {
+      throw InputError(fmt::format(
+          "{}: its kernel writes parameter {} in runs {} elements apart, which do not tile {}",
+          describe_step(program, i), region.parameter, region.stride,
+          describe_buffer(program, step.args[region.parameter])));
+    }
+  }
+}
+
 void check_steps(const Program& program) {
   for (size_t i = 0; i < program.steps.size(); ++i) {
     const ProgramStep& step = program.steps[i];
@@ -329,6 +357,7 @@ void check_steps(const Program& program) {
       }
     }
     check_tensor_maps(program, i);
+    check_output_regions(program, i, written.value_or(std::vector<int>()));
     // Inputs and weights are read only: a kernel stating it writes one contradicts the program.
     for (const int position : written.value_or(std::vector<int>())) {
       const ProgramBuffer& buffer = program.buffers[step.args[position]];

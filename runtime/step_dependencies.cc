@@ -65,11 +65,75 @@ std::vector<bool> written_arguments(const Program& program, const ProgramStep& s
   return written;
 }
 
-// The last step that wrote a piece of memory and the steps that read it since.
+// Per step, the output region (kernel_header.h) of each argument position its kernel writes
+// only in part: a concat's operand written into its slice of the concat's buffer.
+std::vector<std::map<int, KernelOutputRegion>> regions_of_steps(const Program& program) {
+  std::vector<std::map<int, KernelOutputRegion>> regions_of_kernels;
+  for (const ProgramKernel& kernel : program.kernels) {
+    std::map<int, KernelOutputRegion>& regions = regions_of_kernels.emplace_back();
+    for (const KernelOutputRegion& region :
+         kernel_output_regions(kernel).value_or(std::vector<KernelOutputRegion>())) {
+      regions[region.parameter] = region;
+    }
+  }
+  std::vector<std::map<int, KernelOutputRegion>> regions;
+  for (const ProgramStep& step : program.steps) regions.push_back(regions_of_kernels[step.kernel]);
+  return regions;
+}
+
+// How a step touches a piece of memory: reads it, writes it whole, or writes regions of a
+// buffer there.
+struct Access {
+  bool read = false;
+  bool written = false;
+  std::vector<std::pair<int, KernelOutputRegion>> regions;  // (buffer, region)
+};
+
+// Since the last whole write of a piece of memory: that write, the steps that read it, and the
+// steps that wrote regions of a buffer there (steps writing disjoint regions of one buffer need
+// not wait for each other; a region of another buffer sharing the bytes is taken to overlap).
+struct RegionWrite {
+  int step;
+  int buffer;
+  KernelOutputRegion region;
+};
 struct MemoryHistory {
   int last_writer = -1;
   std::vector<int> readers;
+  std::vector<RegionWrite> region_writers;
 };
+
+// Adds to `hazards` the earlier steps that step `s` must wait for to make `access` to the memory
+// `past` describes, and records the access there.
+void access_memory(int s, const Access& access, MemoryHistory& past, std::vector<int>& hazards) {
+  if (past.last_writer >= 0) hazards.push_back(past.last_writer);
+  if (access.written) {
+    hazards.insert(hazards.end(), past.readers.begin(), past.readers.end());
+    for (const RegionWrite& write : past.region_writers) hazards.push_back(write.step);
+    past.last_writer = s;
+    past.readers.clear();
+    past.region_writers.clear();
+    return;
+  }
+  if (access.read) {
+    for (const RegionWrite& write : past.region_writers) hazards.push_back(write.step);
+  }
+  if (!access.regions.empty()) {
+    hazards.insert(hazards.end(), past.readers.begin(), past.readers.end());
+    for (const RegionWrite& write : past.region_writers) {
+      for (const auto& [buffer, region] : access.regions) {
+        if (write.buffer != buffer || !write.region.disjoint_from(region)) {
+          hazards.push_back(write.step);
+          break;
+        }
+      }
+    }
+    for (const auto& [buffer, region] : access.regions) {
+      past.region_writers.push_back({s, buffer, region});
+    }
+  }
+  if (access.read) past.readers.push_back(s);
+}
 
 // Adds `predecessor` and every step before it to `ancestors`.
 void add_ancestry(StepSet& ancestors, int predecessor, const std::vector<StepSet>& ancestors_of) {
@@ -92,29 +156,31 @@ StepGraph step_dependencies(const Program& program, ArenaSharing sharing) {
   for (const ProgramKernel& kernel : program.kernels) {
     stated_writes.push_back(kernel_written_parameters(kernel));
   }
+  const std::vector<std::map<int, KernelOutputRegion>> regions = regions_of_steps(program);
   std::map<int, MemoryHistory> history;
   std::vector<StepSet> ancestors;
   StepGraph graph;
   for (size_t s = 0; s < steps; ++s) {
     const ProgramStep& step = program.steps[s];
     const std::vector<bool> written = written_arguments(program, step, stated_writes[step.kernel]);
-    std::map<int, bool> touched;  // memory id -> written by this step
+    std::map<int, Access> touched;  // memory id -> how this step touches it
     for (size_t position = 0; position < step.args.size(); ++position) {
-      for (const int id : memory[step.args[position]]) {
-        touched[id] = touched[id] || written[position];
+      const int buffer = step.args[position];
+      const auto region = regions[s].find(static_cast<int>(position));
+      for (const int id : memory[buffer]) {
+        Access& access = touched[id];
+        if (!written[position]) {
+          access.read = true;
+        } else if (region != regions[s].end()) {
+          access.regions.emplace_back(buffer, region->second);
+        } else {
+          access.written = true;
+        }
       }
     }
     std::vector<int> hazards;
-    for (const auto& [id, writes] : touched) {
-      MemoryHistory& past = history[id];
-      if (past.last_writer >= 0) hazards.push_back(past.last_writer);
-      if (writes) {
-        hazards.insert(hazards.end(), past.readers.begin(), past.readers.end());
-        past.last_writer = static_cast<int>(s);
-        past.readers.clear();
-      } else {
-        past.readers.push_back(static_cast<int>(s));
-      }
+    for (const auto& [id, access] : touched) {
+      access_memory(static_cast<int>(s), access, history[id], hazards);
     }
     // Latest first: a hazard reachable from a later kept one is implied by it.
     std::sort(hazards.begin(), hazards.end(), std::greater<>());

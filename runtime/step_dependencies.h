@@ -8,6 +8,10 @@
 //   What a step writes: the arguments at the positions its kernel's header states (outputs and
 //   workspace; kernel_header.h). For a kernel that states none, every argument that is an
 //   intermediate or an output (inputs and weights are only read).
+//   What part of it a step writes: all of it, or where the kernel's header states an output
+//   region for the position (a concat's operand written into its slice of the concat's buffer,
+//   codegen/output_placement.h), that region. Steps writing disjoint regions of one buffer do
+//   not depend on each other; a region write and any other access of the memory do.
 //   What memory an argument is: its buffer. With ArenaSharing::kOrdersSteps, intermediates whose
 //   arena bytes overlap are the same memory, so a plan that is valid only for the steps in order
 //   (one written before plans followed these edges) still runs correctly.

@@ -73,6 +73,7 @@ struct BenchOptions {
   std::string devices;  // --devices: "all" or "0,1"; empty: the current device only
   bool steps_in_order = false;
   bool no_early_launch = false;
+  bool concat_copies = false;
   PassOptions passes;
   TacticOptions tactics;
 };
@@ -222,6 +223,7 @@ nlohmann::json bench_variant(const std::string& variant, const BenchOptions& opt
   compile_options.archs = {options.arch};
   compile_options.pipeline = options.passes.pipeline();
   compile_options.pipeline.fusion = variant == "fused";
+  compile_options.concat_views = !options.concat_copies;
   compile_options.autotune = options.tactics.setting();
   compile_options.forced_tactic = options.tactics.forced;
   compile_options.on_progress = [&](size_t done, size_t total) {
@@ -445,6 +447,9 @@ void add_bench_command(CLI::App& parent, int& exit_code) {
                     "Start each kernel of the CUDA graph only after the kernels it depends on "
                     "have finished, rather than while they finish (sm_90+; to measure what early "
                     "launch gains)");
+  command->add_flag("--concat-copies", options->concat_copies,
+                    "Copy each concat's operands into its buffer with a kernel, rather than have "
+                    "their producers write their slices of it (to measure what that gains)");
   command->add_flag("--progress", options->progress,
                     "Show progress on stderr (stages, a bar of kernels compiled) even when "
                     "stderr is not a terminal (it is shown on a terminal anyway)");

@@ -36,6 +36,7 @@ struct CompileCommandOptions {
   std::string cache_dir;
   int jobs = 0;
   bool no_fusion = false;
+  bool concat_copies = false;
   std::vector<std::string> input_shapes;
   std::vector<std::string> opt_shapes;
   PassOptions passes;
@@ -121,6 +122,7 @@ int run_compile(const CompileCommandOptions& options) {
   compile_options.archs = options.archs;
   compile_options.pipeline = options.passes.pipeline();
   compile_options.pipeline.fusion = !options.no_fusion;
+  compile_options.concat_views = !options.concat_copies;
   compile_options.cache_dir = options.cache_dir;
   compile_options.threads = options.jobs;
   compile_options.autotune = options.tactics.setting();
@@ -183,6 +185,10 @@ void add_compile_command(CLI::App& parent, int& exit_code) {
   command->add_flag("--no-fusion", options->no_fusion,
                     "Compile without the fusion passes (fuse-kernels, fuse-siblings): one kernel "
                     "per op");
+  command->add_flag("--concat-copies", options->concat_copies,
+                    "Copy each concat's operands into its buffer with a kernel, rather than have "
+                    "their producers write their slices of it (--explain-fusion says why a "
+                    "concat stays a copy anyway)");
   command->add_option("--cache-dir", options->cache_dir,
                       "Compiled-kernel cache (default $KILN_CACHE_DIR, $XDG_CACHE_HOME/kiln or "
                       "~/.cache/kiln)");

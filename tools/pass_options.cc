@@ -35,7 +35,8 @@ PipelineOptions PassOptions::pipeline() const {
 void PassOptions::print_refusals(const std::vector<std::string>& refusals) const {
   for (const std::string& refusal : refusals) {
     const bool from_fusion = refusal.starts_with(std::string(passes::FuseKernels::kName) + ":") ||
-                             refusal.starts_with(std::string(passes::FuseSiblings::kName) + ":");
+                             refusal.starts_with(std::string(passes::FuseSiblings::kName) + ":") ||
+                             refusal.starts_with("concat-views:");
     if (explain_refusals || (explain_fusion && from_fusion)) std::cerr << refusal << "\n";
   }
 }

@@ -1,7 +1,8 @@
 // Tests of the step graph (runtime/step_dependencies.h): a diamond, readers of one buffer at once,
 // transitively implied edges left out, write-after-read and write-after-write hazards, a step
 // writing a buffer it reads, a split-K workspace shared by two contractions, kernels that state
-// no written parameters, intermediates sharing arena bytes, ancestors and levels.
+// no written parameters, intermediates sharing arena bytes, ancestors and levels; steps writing
+// regions of one buffer (a concat's operands).
 #include "runtime/step_dependencies.h"
 
 #include <gtest/gtest.h>
@@ -21,12 +22,17 @@ using Predecessors = std::vector<std::vector<int>>;
 struct TestStep {
   std::vector<int> args;
   std::optional<std::vector<int>> written;  // the positions its kernel's header states
+  std::string regions;                      // its "// output regions: " line's value, if any
 };
 
 TestStep step(std::vector<int> args, std::vector<int> written) {
-  return {std::move(args), std::move(written)};
+  return {std::move(args), std::move(written), ""};
 }
-TestStep stating_no_writes(std::vector<int> args) { return {std::move(args), std::nullopt}; }
+TestStep stating_no_writes(std::vector<int> args) { return {std::move(args), std::nullopt, ""}; }
+// A step writing position 1 of `args` only in `region` ("1 block B stride S offset O").
+TestStep placed(std::vector<int> args, std::string region) {
+  return {std::move(args), std::vector<int>{1}, std::move(region)};
+}
 
 // Buffers of f32[64] (256 bytes: one arena piece each), intermediates at distinct offsets; one
 // kernel per step, its header stating the step's written positions when it has them.
@@ -45,6 +51,7 @@ Program program_of(const std::vector<Kind>& kinds, const std::vector<TestStep>& 
       }
       source += "// written parameters: " + positions + "\n";
     }
+    if (!steps[i].regions.empty()) source += "// output regions: " + steps[i].regions + "\n";
     program.kernels.push_back({"k" + std::to_string(i), source + "\nextern", {}, {}, ""});
     program.steps.push_back({static_cast<int>(i), {1, 1, 1}, {1, 1, 1}, 0, steps[i].args});
   }
@@ -189,6 +196,52 @@ TEST(StepDependenciesTest, NoStepsNoEdgesNoLevel) {
   const StepGraph graph = step_dependencies(Program{}, ArenaSharing::kOrdersSteps);
   EXPECT_EQ(graph.edge_count(), 0);
   EXPECT_EQ(widest_level(graph), 0);
+}
+
+// A concat's operands written into its buffer by two steps (output regions, as codegen states
+// them for concat views): disjoint regions run at once, and the concat's reader waits for both;
+// overlapping regions, or regions of different strides, are one memory.
+TEST(StepDependenciesTest, StepsWritingDisjointRegionsOfABufferRunAtOnce) {
+  const std::vector<Kind> kinds = {Kind::kInput, Kind::kIntermediate, Kind::kOutput};
+  for (const ArenaSharing sharing : {ArenaSharing::kIgnored, ArenaSharing::kOrdersSteps}) {
+    const Program halves =
+        program_of(kinds, {placed({0, 1}, "1 block 16 stride 32 offset 0"),
+                           placed({0, 1}, "1 block 16 stride 32 offset 16"), step({1, 2}, {1})});
+    EXPECT_EQ(predecessors(halves, sharing), (Predecessors{{}, {}, {0, 1}}));
+    const Program overlapping =
+        program_of(kinds, {placed({0, 1}, "1 block 16 stride 32 offset 0"),
+                           placed({0, 1}, "1 block 16 stride 32 offset 8"), step({1, 2}, {1})});
+    EXPECT_EQ(predecessors(overlapping, sharing), (Predecessors{{}, {0}, {1}}));
+    const Program strides =
+        program_of(kinds, {placed({0, 1}, "1 block 16 stride 32 offset 0"),
+                           placed({0, 1}, "1 block 16 stride 64 offset 32"), step({1, 2}, {1})});
+    EXPECT_EQ(predecessors(strides, sharing), (Predecessors{{}, {0}, {1}}));
+  }
+}
+
+// A region write after a whole write or read of its buffer waits for it, and a whole write after
+// region writes waits for them all.
+TEST(StepDependenciesTest, RegionWritesAndWholeAccessesOfABufferAreOrdered) {
+  const Program program = program_of(
+      {Kind::kInput, Kind::kIntermediate, Kind::kOutput},
+      {step({0, 1}, {1}), step({1, 2}, {1}), placed({0, 1}, "1 block 16 stride 32 offset 0"),
+       placed({0, 1}, "1 block 16 stride 32 offset 16"), step({0, 1}, {1})});
+  EXPECT_EQ(predecessors(program), (Predecessors{{}, {0}, {1}, {1}, {2, 3}}));
+}
+
+// Two concats' buffers at the same arena bytes (a plan for the steps in order): the second one's
+// region writers wait for the first one's reader, while each concat's two writers run at once.
+TEST(StepDependenciesTest, RegionsOfBuffersSharingArenaBytesAreOrdered) {
+  Program program = program_of(
+      {Kind::kInput, Kind::kIntermediate, Kind::kOutput, Kind::kIntermediate, Kind::kOutput},
+      {placed({0, 1}, "1 block 16 stride 32 offset 0"),
+       placed({0, 1}, "1 block 16 stride 32 offset 16"), step({1, 2}, {1}),
+       placed({0, 3}, "1 block 16 stride 32 offset 0"),
+       placed({0, 3}, "1 block 16 stride 32 offset 16"), step({3, 4}, {1})});
+  program.buffers[3].offset = program.buffers[1].offset;
+  EXPECT_EQ(predecessors(program), (Predecessors{{}, {}, {0, 1}, {2}, {2}, {3, 4}}));
+  EXPECT_EQ(predecessors(program, ArenaSharing::kIgnored),
+            (Predecessors{{}, {}, {0, 1}, {}, {}, {3, 4}}));
 }
 
 }  // namespace
