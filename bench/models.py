@@ -6,7 +6,7 @@ on PYTHONPATH), kiln unfused and kiln fused, in one run on one card.
 usage: bench/models.py KILN OUT_DIR [--models resnet50,mobilenetv2,bert,vit,...]
                        [--batches 1,32] [--extra-batches resnet50=128] [--iters 50]
                        [--warmup 10] [--no-compile | --compile-modes default,reduce-overhead]
-                       [--kiln-profile N] [--kiln-args "ARGS"]
+                       [--kiln-profile N] [--kiln-args=ARGS]
 
 Models have random weights: torchvision's ResNet-50, MobileNetV2 and ViT-B/16 (224×224), and
 BERT-base (transformers' BertModel: 12 layers, hidden 768, sequence 128). Each runs at every

@@ -17,6 +17,11 @@ namespace {
 
 enum class Role { kLight, kReduction, kContraction, kOpaque };
 
+// Pools over windows, which read each input element once per window holding it.
+bool is_window_pool(const Node& node) {
+  return node.op() == "max_pool" || node.op() == "average_pool" || node.op() == "lp_pool";
+}
+
 Role role_of(const Node& node) {
   switch (node.info().category) {
     case OpCategory::kElementwise:
@@ -267,6 +272,14 @@ class Planner {
   // Light producers feeding a heavy consumer's group.
   static std::string prologue_refusal(const Group& producers, const Node& heavy,
                                       const Node* consumer, const Value* operand) {
+    if (is_window_pool(heavy) && consumer == &heavy) {
+      for (const Node* node : producers.nodes) {
+        if (node->op() == "concat") {
+          return "prologue op concat would pick each of the " + heavy.op() +
+                 "'s window elements' operand; the pool reads a stored concat as it lies";
+        }
+      }
+    }
     if (role_of(heavy) != Role::kContraction || consumer != &heavy) return "";
     const bool is_conv = heavy.op() == "conv" || heavy.op() == "conv_transpose";
     const bool activation =

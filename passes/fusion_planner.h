@@ -8,7 +8,10 @@
 // contraction (conv, conv_transpose, gemm, matmul); every other member is light (elementwise,
 // broadcast or injective). Opaque ops stay alone. The rules:
 //   light + light                      loop fusion
-//   light producers → reduction        the reduction reads through them (prologue)
+//   light producers → reduction        the reduction reads through them (prologue); a windowed
+//                                      pool takes no concat (GoogLeNet's and Inception's block
+//                                      concats: b32 pools reading through one ran at 7% of the
+//                                      copy bandwidth, the stored concat's pool at 60%)
 //   reduction → light consumers        epilogue, elementwise or broadcast over the reduction's
 //                                      output elements (reshapes allowed: they keep the order)
 //   contraction → light consumers      epilogue: bias, activation, residual, scale, cast over
