@@ -140,6 +140,28 @@ TEST(ProgramValidationTest, EachProblemHasItsMessage) {
        },
        "step 0 (kernel 'add_bias'): its kernel writes parameter 0, buffer 0 ('x'), which is read "
        "only"},
+      // Output regions (a concat's operand written into its slice; runtime/kernel_header.h) of
+      // step 0's sum (f32[64,256]).
+      {[](Program& p) {
+         p.kernels[0].source =
+             "// kiln kernel add_bias: loop (add)\n// written parameters: 2\n"
+             "// output regions: 2 block 64 stride 32 offset 0\n";
+       },
+       "step 0 (kernel 'add_bias'): its kernel's header line '// output regions' is malformed"},
+      {[](Program& p) {
+         p.kernels[0].source =
+             "// kiln kernel add_bias: loop (add)\n// written parameters: 2\n"
+             "// output regions: 1 block 64 stride 128 offset 0\n";
+       },
+       "step 0 (kernel 'add_bias'): its kernel states an output region of parameter 1, which it "
+       "does not write"},
+      {[](Program& p) {
+         p.kernels[0].source =
+             "// kiln kernel add_bias: loop (add)\n// written parameters: 2\n"
+             "// output regions: 2 block 64 stride 96 offset 32\n";
+       },
+       "step 0 (kernel 'add_bias'): its kernel writes parameter 2 in runs 96 elements apart, which "
+       "do not tile buffer 2 ('sum')"},
       // Tensor maps (runtime/kernel_header.h) of step 0's parameters: x (f32[64,256]), bias, sum.
       {[](Program& p) {
          p.kernels[0].source =
