@@ -69,11 +69,7 @@ class Lowering {
       }
       if (report) report->skipped = unsupported_;
     }
-    if (report) {
-      report->tactics = std::move(tactic_uses_);
-      report->concat_refusals = std::move(views_.refusals);
-      report->concat_views = static_cast<int>(views_.concats.size());
-    }
+    if (report) report->tactics = std::move(tactic_uses_);
     name_kernels();
     return std::move(program_);
   }

@@ -43,9 +43,6 @@ namespace kiln::codegen {
 struct LoweringReport {
   std::vector<std::string> skipped;
   std::vector<TacticUse> tactics;
-  int concat_views = 0;  // concats whose operands' producers write their slices (no kernel)
-  // Why the other concat kernel nodes stay copy kernels: "concat-views: <concat>: <why>".
-  std::vector<std::string> concat_refusals;
 };
 
 Program lower_graph(const Graph& fused_graph, const CodegenOptions& options,
