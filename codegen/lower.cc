@@ -135,7 +135,7 @@ class Lowering {
     for (const Value* constant : graph_.constants()) {
       if (constant->has_data()) bytes += constant->data().num_bytes() + kWeightAlignment;
     }
-    program_.weights.reserve(bytes);
+    program_.weights.mutable_bytes().reserve(bytes);
   }
 
   int weight_buffer(const Value* constant) {
@@ -147,9 +147,10 @@ class Lowering {
     const Tensor& data = constant->data();
     const int64_t offset = (static_cast<int64_t>(program_.weights.size()) + kWeightAlignment - 1) /
                            kWeightAlignment * kWeightAlignment;
-    program_.weights.resize(static_cast<size_t>(offset), 0);
+    std::vector<uint8_t>& weights = program_.weights.mutable_bytes();
+    weights.resize(static_cast<size_t>(offset), 0);
     const auto* bytes = reinterpret_cast<const uint8_t*>(data.bytes());
-    program_.weights.insert(program_.weights.end(), bytes, bytes + data.num_bytes());
+    weights.insert(weights.end(), bytes, bytes + data.num_bytes());
     const int buffer =
         add_buffer(ProgramBuffer::Kind::kWeight, constant->name(), constant->type(), offset);
     buffer_of_[constant] = buffer;

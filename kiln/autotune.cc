@@ -109,12 +109,11 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 }
 
 // A round's program and what lowering it reported.
+// A round whose weights are round 0's bytes shares round 0's (WeightBytes): every round is held
+// at once, and so a model's weights cost one copy rather than one a round.
 struct Round {
   Program program;
   codegen::LoweringReport lowering;
-  // The program's weights were round 0's, the same bytes, and were dropped: every round is held
-  // at once, and so held, a model's weights cost one copy rather than one a round.
-  bool weights_of_round_0 = false;
   double program_ms = -1;  // its whole program's median replay, where it ran and agreed
 };
 
@@ -200,8 +199,7 @@ void lower_rounds(const Graph& fused_graph, const codegen::CodegenOptions& codeg
         lowered.program =
             lower_round(fused_graph, codegen, sites, static_cast<int>(round), lowered.lowering);
         if (lowered.program.weights == rounds[0].program.weights) {
-          std::vector<uint8_t>().swap(lowered.program.weights);
-          lowered.weights_of_round_0 = true;
+          lowered.program.weights = rounds[0].program.weights;
         }
       } catch (...) {
         errors[round] = std::current_exception();
@@ -277,11 +275,7 @@ std::optional<Program> measure_rounds(const Graph& fused_graph,
     ProgramTimes times;
     const auto measuring = std::chrono::steady_clock::now();
     try {
-      Program measured = program;
-      if (rounds[static_cast<size_t>(round)].weights_of_round_0) {
-        measured.weights = rounds[0].program.weights;
-      }
-      times = hooks.measure(std::move(measured));
+      times = hooks.measure(program);
       report.measure_seconds += seconds_since(measuring);
     } catch (const std::exception& error) {
       if (round == 0) {  // the GPU cannot run it now (busy, out of memory): no measurement

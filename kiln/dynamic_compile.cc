@@ -339,6 +339,13 @@ CompiledDynamicModel compile_dynamic(
     std::unique_ptr<Graph> graph = load_optimized(load, options, shapes, unused);
     CompiledModel model = compile(*graph, options);
     variant.program = std::move(model.program);
+    // Variants whose weights are an earlier one's bytes (the batch variants) hold that one's.
+    for (size_t earlier = 0; earlier < v; ++earlier) {
+      if (program.variants[earlier].program.weights == variant.program.weights) {
+        variant.program.weights = program.variants[earlier].program.weights;
+        break;
+      }
+    }
     for (size_t i = 0; i < variant.program.inputs.size(); ++i) {
       if (variant.program.buffers[variant.program.inputs[i]].name != graph->inputs()[i]->name()) {
         throw InternalError("a variant's program inputs are not the graph's, in order");

@@ -33,8 +33,7 @@ Shape read_shape(ByteReader& in, const std::string& what) {
 }
 
 // The index of `weights` among `sets`, added when new.
-uint32_t weight_set(std::vector<const std::vector<uint8_t>*>& sets,
-                    const std::vector<uint8_t>& weights) {
+uint32_t weight_set(std::vector<const WeightBytes*>& sets, const WeightBytes& weights) {
   for (size_t i = 0; i < sets.size(); ++i) {
     if (*sets[i] == weights) return static_cast<uint32_t>(i);
   }
@@ -197,8 +196,9 @@ DynamicProgram decode(std::span<const uint8_t> bytes, const std::string& source)
     const std::vector<uint8_t> program_bytes = in.blob("the program of " + what);
     variant.program = unvalidated_program_from_bytes(program_bytes, what);
   }
-  std::vector<std::vector<uint8_t>> weights(in.count("weight sets", 8));
-  for (std::vector<uint8_t>& set : weights) set = in.blob("a weight set");
+  // Each set once in memory too: the variants holding it share it (WeightBytes).
+  std::vector<WeightBytes> weights(in.count("weight sets", 8));
+  for (WeightBytes& set : weights) set = WeightBytes(in.blob("a weight set"));
   const size_t checksum_offset = in.offset();
   const uint64_t stored = in.u64("the checksum");
   if (stored != fnv1a_64(bytes.first(checksum_offset)) || in.remaining() != 0) {
@@ -278,7 +278,7 @@ std::vector<uint8_t> dynamic_program_to_bytes(const DynamicProgram& program) {
     out.u8(dim_class.padded ? 1 : 0);
     out.string(dim_class.note);
   }
-  std::vector<const std::vector<uint8_t>*> weight_sets;
+  std::vector<const WeightBytes*> weight_sets;
   out.u32(static_cast<uint32_t>(program.variants.size()));
   for (const ProgramVariant& variant : program.variants) {
     out.u32(static_cast<uint32_t>(variant.sizes.size()));
@@ -303,7 +303,7 @@ std::vector<uint8_t> dynamic_program_to_bytes(const DynamicProgram& program) {
     out.blob(program_to_bytes(without_weights));
   }
   out.u32(static_cast<uint32_t>(weight_sets.size()));
-  for (const std::vector<uint8_t>* set : weight_sets) out.blob(*set);
+  for (const WeightBytes* set : weight_sets) out.blob(set->bytes());
   out.u64(fnv1a_64(out.bytes()));
   return out.release();
 }

@@ -146,7 +146,7 @@ void allow_shared_memory(const LoadedProgram& loaded) {
 // its DMA lands, and a session's first run may be on a caller's stream that does not wait for
 // the legacy default stream.
 void upload_weights(LoadedProgram& loaded) {
-  const std::vector<uint8_t>& bytes = loaded.program.weights;
+  const std::vector<uint8_t>& bytes = loaded.program.weights.bytes();
   loaded.weights = allocate_device_memory(bytes.size(), "the weights");
   if (bytes.empty()) return;
   const CudaStream stream = create_stream();

@@ -14,7 +14,9 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ir/tensor.h"
@@ -36,6 +38,53 @@ struct ProgramBuffer {
 // exactly one step.
 
 inline constexpr int64_t kWeightAlignment = 256;
+
+// A program's weight bytes, shared by the programs that hold the same ones (a dynamic program's
+// variants, autotuning's rounds): copying a Program copies a reference to them, and writing
+// through mutable_bytes (or assign, resize, clear) first gives this program bytes of its own when
+// another holds them too (copy on write). Not for writing from several threads at once.
+class WeightBytes {
+ public:
+  WeightBytes() = default;
+  explicit WeightBytes(std::vector<uint8_t> bytes)
+      : bytes_(std::make_shared<std::vector<uint8_t>>(std::move(bytes))) {}
+
+  size_t size() const { return bytes_ ? bytes_->size() : 0; }
+  bool empty() const { return size() == 0; }
+  const uint8_t* data() const { return bytes().data(); }
+  const std::vector<uint8_t>& bytes() const {
+    static const std::vector<uint8_t> kNone;
+    return bytes_ ? *bytes_ : kNone;
+  }
+  std::vector<uint8_t>::const_iterator begin() const { return bytes().begin(); }
+  std::vector<uint8_t>::const_iterator end() const { return bytes().end(); }
+
+  std::vector<uint8_t>& mutable_bytes() {
+    if (!bytes_) {
+      bytes_ = std::make_shared<std::vector<uint8_t>>();
+    } else if (bytes_.use_count() > 1) {
+      bytes_ = std::make_shared<std::vector<uint8_t>>(*bytes_);
+    }
+    return *bytes_;
+  }
+  template <class... Args>
+  void assign(Args&&... args) {
+    mutable_bytes().assign(std::forward<Args>(args)...);
+  }
+  void resize(size_t size, uint8_t value = 0) { mutable_bytes().resize(size, value); }
+  void clear() { bytes_.reset(); }
+
+  // Whether both hold the very same bytes (not merely equal ones).
+  bool shares_bytes_with(const WeightBytes& other) const {
+    return bytes_ != nullptr && bytes_ == other.bytes_;
+  }
+  friend bool operator==(const WeightBytes& a, const WeightBytes& b) {
+    return a.bytes_ == b.bytes_ || a.bytes() == b.bytes();
+  }
+
+ private:
+  std::shared_ptr<std::vector<uint8_t>> bytes_;
+};
 
 struct KernelBinary {
   std::string arch;            // "sm_80", "sm_90", ...
@@ -66,7 +115,7 @@ struct Program {
   std::vector<int> outputs;  // buffer indices, in the graph's output order
   std::vector<ProgramKernel> kernels;
   std::vector<ProgramStep> steps;
-  std::vector<uint8_t> weights;  // every weight buffer's bytes, at its offset
+  WeightBytes weights;           // every weight buffer's bytes, at its offset
   int64_t arena_bytes = 0;       // intermediates' arena size, from the memory planner
 };
 

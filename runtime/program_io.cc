@@ -261,7 +261,7 @@ Program decode(std::span<const uint8_t> bytes) {
 
 std::vector<uint8_t> program_to_bytes(const Program& program) {
   ByteWriter out = encode_up_to_weights(program);
-  out.raw(program.weights);
+  out.raw(program.weights.bytes());
   out.u64(fnv1a_64(out.bytes()));
   return out.release();
 }
@@ -289,15 +289,16 @@ Program unvalidated_program_from_bytes(std::span<const uint8_t> bytes, const std
 // thread while the file is written.
 void write_program(const Program& program, const std::string& path) {
   const ByteWriter head = encode_up_to_weights(program);
-  std::future<uint64_t> checksum = std::async(
-      std::launch::async, [&] { return fnv1a_64(program.weights, fnv1a_64(head.bytes())); });
+  std::future<uint64_t> checksum = std::async(std::launch::async, [&] {
+    return fnv1a_64(program.weights.bytes(), fnv1a_64(head.bytes()));
+  });
   std::ofstream file(path, std::ios::binary);
   const auto write = [&](std::span<const uint8_t> bytes) {
     file.write(reinterpret_cast<const char*>(bytes.data()),
                static_cast<std::streamsize>(bytes.size()));
   };
   write(head.bytes());
-  write(program.weights);
+  write(program.weights.bytes());
   ByteWriter tail;
   tail.u64(checksum.get());
   write(tail.bytes());

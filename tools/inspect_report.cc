@@ -198,7 +198,7 @@ std::string dynamic_inspect_report(const DynamicProgram& program) {
             : "not padded (" + program.classes[c].note + "): each size has its own variant");
   }
   text += "\nvariants\n";
-  std::vector<const std::vector<uint8_t>*> weight_sets;
+  std::vector<const WeightBytes*> weight_sets;
   size_t largest = 0;
   for (size_t v = 0; v < program.variants.size(); ++v) {
     const ProgramVariant& variant = program.variants[v];

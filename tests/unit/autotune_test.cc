@@ -245,8 +245,8 @@ TEST(Autotune, MeasuresEachRoundAsSoonAsItIsCompiled) {
   EXPECT_TRUE(warned) << ::testing::PrintToString(report.warnings);
 }
 
-// Every round is held at once, so a round whose weights are round 0's drops its copy; each
-// round is still measured with the weights.
+// Every round is held at once, so a round whose weights are round 0's bytes holds round 0's
+// (WeightBytes: one copy); each round is measured with the weights.
 TEST(Autotune, EveryRoundIsMeasuredWithTheWeights) {
   std::string values;
   for (int i = 0; i < 64 * 128; ++i) values += (i ? ", " : "") + std::to_string(i % 7 - 3);
@@ -255,7 +255,7 @@ TEST(Autotune, EveryRoundIsMeasuredWithTheWeights) {
       "]\n  %0 = matmul(%a, %w) : f16[4096,128] loc(\"first\")\n  return %0\n}\n");
   AutotuneHooks hooks =
       stand_in_hooks(testing_support::fresh_temp_path("tactics_weights", true).string());
-  std::vector<std::vector<uint8_t>> measured_weights;
+  std::vector<WeightBytes> measured_weights;
   hooks.measure = [&](Program program) {
     measured_weights.push_back(program.weights);
     return stand_in_measure(program);
@@ -263,10 +263,12 @@ TEST(Autotune, EveryRoundIsMeasuredWithTheWeights) {
   AutotuneReport report;
   const Program program = lower_autotuned(
       *graph, codegen::CodegenOptions::for_target(target_for_arch("sm_90a")), hooks, report);
-  ASSERT_GE(measured_weights.size(), 2u);  // round 0 and a round that dropped its copy
+  ASSERT_GE(measured_weights.size(), 2u);  // round 0 and a round sharing its weights
   ASSERT_GE(program.weights.size(), 64u * 128u * 2u);
-  for (const std::vector<uint8_t>& weights : measured_weights) {
+  for (const WeightBytes& weights : measured_weights) {
     EXPECT_EQ(weights, program.weights);
+    // One copy of the bytes for every round (the later rounds hold round 0's).
+    EXPECT_TRUE(weights.shares_bytes_with(measured_weights.front()));
   }
 }
 

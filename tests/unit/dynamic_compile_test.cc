@@ -46,11 +46,18 @@ TEST(DynamicCompile, PadsARowWiseModelsBatch) {
   EXPECT_EQ(program.variants[2].program.buffers[program.variants[2].program.inputs[0]].type.shape,
             (Shape{4, 4}));
 
-  // The file holds the weights once and reads back to the same variants.
+  // The variants' weights are one copy in memory, compiled or read back (and one in the file).
+  ASSERT_FALSE(program.variants[0].program.weights.empty());
+  for (const ProgramVariant& variant : program.variants) {
+    EXPECT_TRUE(variant.program.weights.shares_bytes_with(program.variants[0].program.weights));
+  }
   const std::vector<uint8_t> bytes = dynamic_program_to_bytes(program);
   const DynamicProgram read = dynamic_program_from_bytes(bytes, "test.kiln");
   EXPECT_EQ(batch_sizes(read), batch_sizes(program));
   EXPECT_EQ(read.variants[3].program.weights, program.variants[3].program.weights);
+  for (const ProgramVariant& variant : read.variants) {
+    EXPECT_TRUE(variant.program.weights.shares_bytes_with(read.variants[0].program.weights));
+  }
   EXPECT_TRUE(read.variants[2].padded[0]);   // 4 serves 3 and 4
   EXPECT_FALSE(read.variants[1].padded[0]);  // 2 serves 2 alone (1 has its own)
   EXPECT_FALSE(read.variants[0].padded[0]);  // nothing is smaller than the range's start
