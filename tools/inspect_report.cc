@@ -82,8 +82,19 @@ std::string steps_table(const Program& program, const StepGraph& graph) {
   Table rows = {{"#", "kernel", "grid", "block", "shared", "after", "arguments"}};
   for (size_t i = 0; i < program.steps.size(); ++i) {
     const ProgramStep& step = program.steps[i];
+    // A placed output (a concat's operand written into its slice) shows its region:
+    // "cat[64 of every 128 from 64]".
+    std::vector<KernelOutputRegion> regions = kernel_output_regions(program.kernels[step.kernel])
+                                                  .value_or(std::vector<KernelOutputRegion>());
     std::vector<std::string> args;
-    for (const int arg : step.args) args.push_back(program.buffers[arg].name);
+    for (size_t position = 0; position < step.args.size(); ++position) {
+      std::string arg = program.buffers[step.args[position]].name;
+      for (const KernelOutputRegion& region : regions) {
+        if (region.parameter != static_cast<int>(position)) continue;
+        arg += fmt::format("[{} of every {} from {}]", region.block, region.stride, region.offset);
+      }
+      args.push_back(std::move(arg));
+    }
     std::vector<std::string> after;
     for (const int before : graph.predecessors[i]) after.push_back(std::to_string(before));
     rows.push_back({std::to_string(i), program.kernels[step.kernel].name, dims(step.grid),
