@@ -64,6 +64,7 @@ def compile(
     base_dir: Optional[str] = None,
     autotune: Optional[bool] = None,
     opt_shapes: Shapes = None,
+    concat_views: bool = True,
 ) -> Union[Executable, DynamicExecutable]:
     """Compiles an ONNX model (a path, an onnx.ModelProto or its bytes) or a .kir file.
 
@@ -74,6 +75,8 @@ def compile(
     called as kernels compile. base_dir: where a ModelProto's external data files are.
     autotune: time each kernel's candidate tactics on this GPU (None: for arch "native";
     True with other archs is an InputError; False: the heuristics), as `kiln compile --autotune`.
+    concat_views=False keeps every concat a copy kernel (`kiln compile --concat-copies`) rather
+    than having its operands' kernels write their slices of it.
 
     A dim of input_shapes given as a range (range(1, 17) or "1..16") compiles a dynamic program
     for every size in it, returned as a DynamicExecutable (docs/DYNAMIC_SHAPES.md; progress is
@@ -82,7 +85,8 @@ def compile(
     if has_ranges(input_shapes):
         return DynamicExecutable(_kiln.compile_dynamic(
             model_argument(model), base_dir_argument(base_dir), arch_argument(arch),
-            pipeline_argument(precision, io_precision, keep_fp32, fusion, disabled_passes),
+            pipeline_argument(precision, io_precision, keep_fp32, fusion, disabled_passes,
+                              concat_views),
             ranges_argument(input_shapes or {}), shapes_argument(opt_shapes),
             os.fspath(cache_dir) if cache_dir is not None else "", threads, autotune,
         ))
@@ -91,7 +95,8 @@ def compile(
                          "input_shapes is a range")
     native = _kiln.compile(
         model_argument(model), base_dir_argument(base_dir), arch_argument(arch),
-        pipeline_argument(precision, io_precision, keep_fp32, fusion, disabled_passes),
+        pipeline_argument(precision, io_precision, keep_fp32, fusion, disabled_passes,
+                          concat_views),
         shapes_argument(input_shapes), os.fspath(cache_dir) if cache_dir is not None else "",
         threads, progress, autotune,
     )

@@ -74,14 +74,17 @@ def pipeline_argument(
     keep_fp32: Union[str, Sequence[str], None] = None,
     fusion: bool = True,
     disabled_passes: Union[str, Sequence[str], None] = None,
+    concat_views: bool = True,
 ) -> dict[str, Any]:
-    """The pass pipeline's options as the extension takes them (kiln::PipelineOptions)."""
+    """The pass pipeline's options as the extension takes them (kiln::PipelineOptions), and
+    whether concats are views (kiln::CompileOptions::concat_views; compiling reads it)."""
     return {
         "precision": precision,
         "io_precision": io_precision,
         "keep_fp32": names_argument(keep_fp32),
         "fusion": bool(fusion),
         "disabled_passes": names_argument(disabled_passes),
+        "concat_views": bool(concat_views),
     }
 
 

@@ -35,7 +35,8 @@ namespace py = pybind11;
 using InputShapes = std::map<std::string, Shape>;
 
 // The pipeline's options from kiln/_model.py's pipeline_argument: {"precision": str,
-// "io_precision": str or None, "keep_fp32": [op], "fusion": bool, "disabled_passes": [pass]}.
+// "io_precision": str or None, "keep_fp32": [op], "fusion": bool, "disabled_passes": [pass],
+// "concat_views": bool (a compile option, read by compile_options)}.
 std::set<std::string> name_set(const py::handle& names) {
   const auto list = names.cast<std::vector<std::string>>();
   return {list.begin(), list.end()};
@@ -59,6 +60,7 @@ CompileOptions compile_options(const std::vector<std::string>& archs, const py::
   CompileOptions options;
   options.archs = archs;
   options.pipeline = pipeline_options(pipeline);
+  options.concat_views = pipeline["concat_views"].cast<bool>();
   options.cache_dir = cache_dir;
   options.threads = threads;
   options.autotune = autotune;

@@ -66,6 +66,30 @@ def test_unfused_has_more_kernels(mnist_model, kiln_cache):
     assert unfused.kernel_count > fused.kernel_count
 
 
+CONCAT_GRAPH = """graph @block(%x: f32[1,8,4,4], %a: f32[8,8,1,1], %b: f32[8,8,1,1]) -> (f32[1,16,2,2]) {
+  %p = conv(%x, %a) {dilations=[1, 1], group=1, pads=[0, 0, 0, 0], strides=[1, 1]} : f32[1,8,4,4]
+  %q = conv(%x, %b) {dilations=[1, 1], group=1, pads=[0, 0, 0, 0], strides=[1, 1]} : f32[1,8,4,4]
+  %c = concat(%p, %q) {axis=1} : f32[1,16,4,4]
+  %y = max_pool(%c) {kernel_shape=[2, 2], strides=[2, 2]} : f32[1,16,2,2]
+  return %y
+}
+"""
+
+
+def test_concat_views_leave_no_concat_kernel(kiln_cache, tmp_path):
+    path = tmp_path / "block.kir"
+    path.write_text(CONCAT_GRAPH)
+    views = kiln.compile(str(path), arch="sm_80", cache_dir=kiln_cache)
+    copies = kiln.compile(str(path), arch="sm_80", cache_dir=kiln_cache, concat_views=False)
+    def steps(exe):  # the kernel column of inspect's steps table
+        table = exe.inspect().split("\nsteps\n")[1].split("\nbuffers")[0]
+        return [line.split()[1] for line in table.strip().splitlines()[1:]]
+
+    assert not any(kernel.startswith("concat") for kernel in steps(views))
+    assert [kernel for kernel in steps(copies) if kernel.startswith("concat")]
+    assert len(steps(copies)) == len(steps(views)) + 1
+
+
 def test_progress_reaches_total(mnist_model, kiln_cache):
     calls = []
     kiln.compile(mnist_model, arch="sm_80", input_shapes={"image": (1, 1, 28, 28)},
