@@ -270,8 +270,8 @@ class Planner {
   }
 
   // Light producers feeding a heavy consumer's group.
-  static std::string prologue_refusal(const Group& producers, const Node& heavy,
-                                      const Node* consumer, const Value* operand) {
+  std::string prologue_refusal(const Group& producers, const Node& heavy, const Node* consumer,
+                               const Value* operand) const {
     if (is_window_pool(heavy) && consumer == &heavy) {
       for (const Node* node : producers.nodes) {
         if (node->op() == "concat") {
@@ -287,9 +287,12 @@ class Planner {
     if (!activation) {
       return "it computes the " + heavy.op() + "'s bias, which kiln does not compute in a prologue";
     }
+    // An attention kernel loads a block's Q tile once (K and V tiles once per query block): Q's
+    // prologue may broadcast a tensor (a rotary embedding's cos and sin over the heads).
+    const bool attention_query = heavy.operand(0) == operand && is_attention_scores(heavy);
     for (const Node* node : producers.nodes) {
       const OpCategory category = node->info().category;
-      if (category == OpCategory::kBroadcast && reads_broadcast_tensor(*node)) {
+      if (category == OpCategory::kBroadcast && reads_broadcast_tensor(*node) && !attention_query) {
         return "prologue op " + node->op() +
                " broadcasts a tensor, which a GEMM would reread on every tile load";
       }
@@ -333,6 +336,8 @@ class Planner {
                     [](const Node* node) { return is_view_or_scalar_op(*node); })) {
       return "";
     }
+    // Its Q tile a block loads once: Q's chain (a rotary embedding) runs once per element.
+    if (is_attention_scores(consumer) && consumer.operand(0) == &operand) return "";
     const int64_t read = operand.type().num_elements();
     const int64_t computed = consumer.result(0)->type().num_elements();
     if (read == 0 || computed <= read) return "";

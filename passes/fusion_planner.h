@@ -17,7 +17,9 @@
 //   contraction → light consumers      epilogue: bias, activation, residual, scale, cast over
 //                                      the contraction's output elements (reshapes allowed)
 //   light producers → contraction      prologue on the operands: elementwise or injective only
-//                                      (no broadcast, which every tile load would recompute)
+//                                      (no broadcast, which every tile load would recompute;
+//                                      but an attention's Q, whose tile a block loads once:
+//                                      Llama's rotary embedding on Q joins the attention)
 //   heavy + heavy                      refused, except matmul → softmax → matmul (attention)
 //   heavy → widening cast → reductions the cast stays out of the heavy op's epilogue and joins
 //                                      the reductions' prologues (softmax excepted): the heavy
