@@ -167,10 +167,18 @@ std::vector<Value*> convert_cast_like(NodeImporter& node) {
   return {emit_cast(node, node.input(1)->type().dtype)};
 }
 
-// Inference-mode Dropout is the identity; its optional mask output is all true.
+// Inference-mode Dropout is the identity, and so is training mode with ratio 0 (torch 1.13 exports
+// swin_t's attention dropouts so): nothing is dropped and the scale 1 / (1 - ratio) is 1. The
+// optional mask output is all true.
 std::vector<Value*> convert_dropout(NodeImporter& node) {
   if (node.has_input(2) && constant_int(node, 2, "training_mode") != 0) {
-    node.unsupported("training mode is not supported");
+    // The ratio's default is 0.5.
+    const Tensor* ratio = node.has_input(1) ? &node.constant_input(1, "ratio") : nullptr;
+    if (!ratio || ratio->num_elements() != 1 || ratio->get_double(0) != 0.0) {
+      node.unsupported(
+          "training mode with a ratio other than 0 drops elements at random, which kiln does not "
+          "compute");
+    }
   }
   Value* data = node.input(0);
   std::vector<Value*> results = {node.emit1("identity", {data})};

@@ -17,6 +17,7 @@ largest error; exits 1 when any model failed. The GPU never runs here: the GPU t
 (run_gpu_model_test.py) are for that.
 """
 import argparse
+import inspect
 import os
 import subprocess
 import sys
@@ -247,7 +248,9 @@ def sweep_one(spec, args):
         if exporter == "dynamo":
             torch.onnx.export(model, inputs, path, dynamo=True, external_data=False)
         else:
-            torch.onnx.export(model, inputs, path, opset_version=17, dynamo=False)
+            # Older torch (Debian's 1.13) has only the TorchScript exporter, and no dynamo flag.
+            legacy = {"dynamo": False} if "dynamo" in inspect.signature(torch.onnx.export).parameters else {}
+            torch.onnx.export(model, inputs, path, opset_version=17, **legacy)
     except Exception as error:  # the exporter's failure, not kiln's
         return False, f"{spec}: export failed: {type(error).__name__}: {str(error)[:200]}"
     start = time.time()

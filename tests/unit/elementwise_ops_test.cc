@@ -380,7 +380,29 @@ TEST(ElementwiseConvertersTest, DropoutInTrainingModeIsRejected) {
   builder.initializer("training", onnx::TensorProto::BOOL, {})->add_int32_data(1);
   builder.node("Dropout", {"x", "ratio", "training"}, {"y"}, "/Dropout");
   builder.output("y");
-  EXPECT_THAT(import_error(builder), HasSubstr("training mode is not supported"));
+  EXPECT_THAT(import_error(builder),
+              HasSubstr("training mode with a ratio other than 0 drops elements at random"));
+}
+
+// Training mode with ratio 0 drops nothing and scales by 1: the identity (torch 1.13 exports
+// swin_t's attention dropouts so). Without a ratio (default 0.5) it is refused.
+TEST(ElementwiseConvertersTest, DropoutInTrainingModeWithRatioZeroIsIdentity) {
+  ModelBuilder builder;
+  builder.input("x", onnx::TensorProto::FLOAT, {int64_t{2}});
+  builder.float_initializer("ratio", {}, {0.0f});
+  builder.initializer("training", onnx::TensorProto::BOOL, {})->add_int32_data(1);
+  builder.node("Dropout", {"x", "ratio", "training"}, {"y"}, "/Dropout");
+  builder.output("y");
+  const std::unique_ptr<Graph> graph = builder.import();
+  EXPECT_EQ(run_reference(*graph, {f32_tensor({2}, {1, 2})})[0].to_floats(),
+            (std::vector<float>{1, 2}));
+
+  ModelBuilder no_ratio;
+  no_ratio.input("x", onnx::TensorProto::FLOAT, {int64_t{2}});
+  no_ratio.initializer("training", onnx::TensorProto::BOOL, {})->add_int32_data(1);
+  no_ratio.node("Dropout", {"x", "", "training"}, {"y"}, "/Dropout");
+  no_ratio.output("y");
+  EXPECT_THAT(import_error(no_ratio), HasSubstr("ratio other than 0"));
 }
 
 }  // namespace
