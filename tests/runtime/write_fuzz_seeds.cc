@@ -1,6 +1,7 @@
 // Writes the seed corpus of the .kiln reader's fuzzer (tests/fuzz/corpus_kiln): small valid
-// programs with placeholder kernel code, and a dynamic one (runtime/dynamic_program.h) of two
-// variants, each under the fuzzers' 4096-byte input limit.
+// programs with placeholder kernel code (one whose two steps write halves of a concat's buffer),
+// and a dynamic one (runtime/dynamic_program.h) of two variants, each under the fuzzers'
+// 4096-byte input limit.
 //
 //   usage: write_fuzz_seeds DIR
 #include <cstdio>
@@ -50,6 +51,32 @@ kiln::Program every_dtype_program() {
   return program;
 }
 
+// A concat as a view: two steps write the halves of each row of `cat` (their kernels' headers
+// state the output regions), a third reads it whole.
+kiln::Program concat_view_program() {
+  kiln::Program program;
+  program.name = "concat";
+  program.archs = {"sm_90a"};
+  const auto kernel = [](const char* name, const char* header) {
+    return kiln::ProgramKernel{name, std::string("// ") + name + "\n" + header, {}, {}, "// ptx\n"};
+  };
+  program.kernels = {kernel("a",
+                            "// parameters: 1\n// written parameters: 0\n"
+                            "// output regions: 0 block 4 stride 8 offset 0\n"),
+                     kernel("b",
+                            "// parameters: 1\n// written parameters: 0\n"
+                            "// output regions: 0 block 4 stride 8 offset 4\n"),
+                     kernel("c", "// parameters: 2\n// written parameters: 1\n")};
+  program.buffers = {{Kind::kIntermediate, "cat", {kiln::DType::kF16, {2, 8}}, -1},
+                     {Kind::kOutput, "y", {kiln::DType::kF16, {2, 8}}, 0}};
+  program.outputs = {1};
+  program.steps = {{0, {1, 1, 1}, {32, 1, 1}, 0, {0}},
+                   {1, {1, 1, 1}, {32, 1, 1}, 0, {0}},
+                   {2, {1, 1, 1}, {32, 1, 1}, 0, {0, 1}}};
+  kiln::plan_memory(program);
+  return program;
+}
+
 // y = k(x) for x, y of [batch, 3]: one variant's program.
 kiln::Program batch_program(int64_t batch) {
   kiln::Program program;
@@ -95,6 +122,7 @@ int main(int argc, char** argv) {
                       (dir / "bias_relu.kiln").string());
   kiln::write_program(single_step_program(), (dir / "single_step.kiln").string());
   kiln::write_program(every_dtype_program(), (dir / "every_dtype.kiln").string());
+  kiln::write_program(concat_view_program(), (dir / "concat_view.kiln").string());
   kiln::write_dynamic_program(dynamic_program(), (dir / "dynamic.kiln").string());
   return 0;
 }
