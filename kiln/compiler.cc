@@ -247,7 +247,11 @@ CompiledModel compile_with(const Graph& fused_graph, CodegenResolution& resoluti
   if (options.on_lowered) options.on_lowered(compiled.program);
   compiled.stats = codegen::compile_program(compiled.program, codegen);
   compiled.memory = plan_memory(compiled.program);
-  if (codegen.concat_views) compiled.refusals = codegen::concat_views(fused_graph).refusals;
+  if (codegen.concat_views) {
+    codegen::ConcatViews views = codegen::concat_views(fused_graph);
+    compiled.refusals = std::move(views.refusals);
+    compiled.concat_views = static_cast<int>(views.concats.size());
+  }
   return compiled;
 }
 

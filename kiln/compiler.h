@@ -91,6 +91,7 @@ struct CompiledModel {
   // Why passes refused rewrites, one line each, "pass: node: reason" (--explain-refusals), then
   // why concats stayed copy kernels ("concat-views: <concat>: <why>").
   std::vector<std::string> refusals;
+  int concat_views = 0;     // concats that launch no kernel (codegen/output_placement.h)
   AutotuneReport autotune;  // how the tactics were chosen
 };
 

@@ -68,6 +68,13 @@ void print_target_and_tactics(const CompileCommandOptions& options, const Compil
   std::cerr << "kiln compile: kernels generated for " << compiled.target.describe() << "\n";
   std::cerr << "kiln compile: " << what << tactic_summary(compiled.autotune) << "\n";
   if (options.tactics.explain) std::cerr << tactic_table(compiled.autotune);
+  if (compiled.concat_views > 0) {
+    std::cerr << fmt::format(
+        "kiln compile: {}{} concat{} launch{} no kernel: {} operands' kernels write their slices "
+        "(--concat-copies to compare; --explain-fusion says why others do not)\n",
+        what, compiled.concat_views, compiled.concat_views == 1 ? "" : "s",
+        compiled.concat_views == 1 ? "es" : "", compiled.concat_views == 1 ? "its" : "their");
+  }
 }
 
 // --input-shape with ranges: one program of variants (kiln/dynamic_compile.h).
