@@ -16,11 +16,6 @@ namespace {
 // producer's widest vector store (16 bytes) then never straddles two runs or misaligns.
 constexpr int64_t kPlacementBytes = 16;
 
-// Whether `value` is one of the graph's outputs.
-bool is_graph_output(const Graph& graph, const Value* value) {
-  return std::find(graph.outputs().begin(), graph.outputs().end(), value) != graph.outputs().end();
-}
-
 // How a refusal names an operand: its position and its value or producer.
 std::string operand_name(size_t position, const Value* value) {
   std::string text = "operand " + std::to_string(position);
@@ -38,7 +33,7 @@ struct HeldOperand {
 HeldOperand held_operand(const Graph& graph, const Value* operand) {
   const Value* value = operand;
   while (true) {
-    if (is_graph_output(graph, value)) return {nullptr, "is a graph output"};
+    if (graph.is_output(value)) return {nullptr, "is a graph output"};
     const std::vector<Node*> users = graph.users(value);
     if (users.size() != 1) {
       return {nullptr, "is read by " + std::to_string(users.size() - 1) + " other node" +
@@ -62,7 +57,7 @@ ConcatViews concat_views(const Graph& fused_graph) {
       views.refusals.push_back("concat-views: " + node->describe() + ": " + why);
     };
     const Value* result = node->result();
-    if (is_graph_output(fused_graph, result)) {
+    if (fused_graph.is_output(result)) {
       refuse("its result is a graph output");
       continue;
     }

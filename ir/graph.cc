@@ -139,6 +139,10 @@ std::vector<Node*> Graph::nodes() const {
   return list;
 }
 
+bool Graph::is_output(const Value* value) const {
+  return std::find(outputs_.begin(), outputs_.end(), value) != outputs_.end();
+}
+
 std::vector<Node*> Graph::users(const Value* value) const {
   std::vector<Node*> list;
   for (const auto& node : nodes_) {

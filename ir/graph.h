@@ -146,6 +146,8 @@ class Graph {
 
   // Nodes that use `value` as an operand, in order.
   std::vector<Node*> users(const Value* value) const;
+  // Whether `value` is one of the graph's outputs.
+  bool is_output(const Value* value) const;
 
   // Rewiring, for passes: every use of `from` (operands and graph outputs) becomes `to`.
   void replace_all_uses(Value* from, Value* to);

@@ -264,7 +264,7 @@ class Rewriter {
   void move_back_where_read() {
     for (Node* node : replaced_) {
       Value* result = node->result();
-      const bool output = is_graph_output(graph_, result);
+      const bool output = graph_.is_output(result);
       std::vector<Node*> users;  // other than the converted nodes, which go
       for (Node* user : graph_.users(result)) {
         if (!replaced_set_.count(user)) users.push_back(user);

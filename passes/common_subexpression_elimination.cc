@@ -14,14 +14,10 @@ namespace {
 
 using BucketKey = std::pair<std::string, std::vector<const Value*>>;
 
-bool is_output(const Graph& graph, const Value* value) {
-  return std::find(graph.outputs().begin(), graph.outputs().end(), value) != graph.outputs().end();
-}
-
 // Whether rewiring `duplicate`'s results to `original`'s would merge two named graph outputs.
 bool merges_outputs(const Graph& graph, const Node& original, const Node& duplicate) {
   for (size_t i = 0; i < duplicate.results().size(); ++i) {
-    if (is_output(graph, duplicate.result(i)) && is_output(graph, original.result(i))) return true;
+    if (graph.is_output(duplicate.result(i)) && graph.is_output(original.result(i))) return true;
   }
   return false;
 }
@@ -50,7 +46,7 @@ bool CommonSubexpressionElimination::run(Graph& graph, PassContext& context) {
     for (size_t i = 0; i < node->results().size(); ++i) {
       Value* result = node->result(i);
       Value* replacement = (*original)->result(i);
-      if (is_output(graph, result)) replacement->set_name(result->name());
+      if (graph.is_output(result)) replacement->set_name(result->name());
       graph.replace_all_uses(result, replacement);
     }
     graph.erase_node(node);

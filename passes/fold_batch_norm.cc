@@ -37,7 +37,7 @@ std::string refusal(const Graph& graph, const Node& norm) {
   if (op == "conv" && producer->int_attr("channels_last") != 0) {
     return "the conv is channels-last (batch_normalization normalizes axis 1)";
   }
-  if (graph.users(producer->result()).size() != 1 || is_graph_output(graph, producer->result())) {
+  if (graph.users(producer->result()).size() != 1 || graph.is_output(producer->result())) {
     return "the " + op + "'s result has other uses";
   }
   for (size_t i = 1; i < producer->operands().size(); ++i) {

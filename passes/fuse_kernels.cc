@@ -13,15 +13,12 @@ namespace {
 // Removes group members that nothing reads any more: a producer the cost model recomputed in
 // every consumer is left without users.
 void drop_dead_members(Graph& graph, std::vector<FusionGroup>& groups) {
-  const auto is_output = [&](const Value* value) {
-    return std::find(graph.outputs().begin(), graph.outputs().end(), value) !=
-           graph.outputs().end();
-  };
   for (FusionGroup& group : groups) {
     for (auto node = group.nodes.rbegin(); node != group.nodes.rend();) {
       const bool dead = std::none_of(
-          (*node)->results().begin(), (*node)->results().end(),
-          [&](const Value* result) { return is_output(result) || !graph.users(result).empty(); });
+          (*node)->results().begin(), (*node)->results().end(), [&](const Value* result) {
+            return graph.is_output(result) || !graph.users(result).empty();
+          });
       if (!dead) {
         ++node;
         continue;

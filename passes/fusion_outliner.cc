@@ -15,11 +15,9 @@ namespace {
 void erase_dead_nodes(Graph& body) {
   const std::vector<Node*> nodes = body.nodes();
   for (auto node = nodes.rbegin(); node != nodes.rend(); ++node) {
-    const bool used =
-        std::any_of((*node)->results().begin(), (*node)->results().end(), [&](const Value* result) {
-          return !body.users(result).empty() ||
-                 std::count(body.outputs().begin(), body.outputs().end(), result) != 0;
-        });
+    const bool used = std::any_of(
+        (*node)->results().begin(), (*node)->results().end(),
+        [&](const Value* result) { return !body.users(result).empty() || body.is_output(result); });
     if (!used) body.erase_node(*node);
   }
 }

@@ -55,7 +55,7 @@ class Hoister {
  private:
   std::string refusal(const Node& movement) const {
     if (graph_.users(movement.result()).size() > 1) return "its result has other users";
-    if (is_graph_output(graph_, movement.result())) return "its result is a graph output";
+    if (graph_.is_output(movement.result())) return "its result is a graph output";
     return "";
   }
 
@@ -75,7 +75,7 @@ class Hoister {
   void swap(Node& cast, Node& movement) {
     Value* moved = movement.result();
     Value* narrowed = cast.result();
-    const bool names_output = is_graph_output(graph_, narrowed);
+    const bool names_output = graph_.is_output(narrowed);
     graph_.replace_all_uses(narrowed, moved);
     cast.set_operand(0, movement.operand(0));
     narrowed->set_type(infer_result_types(cast).at(0));

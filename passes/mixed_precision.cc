@@ -40,10 +40,6 @@ std::string refusal(const Node& node, const std::string& reason) {
   return std::string(MixedPrecision::kName) + ": " + node.describe() + ": " + reason;
 }
 
-bool is_graph_output(const Graph& graph, const Value* value) {
-  return std::find(graph.outputs().begin(), graph.outputs().end(), value) != graph.outputs().end();
-}
-
 bool mark_tf32_ops(Graph& graph, PassContext& context) {
   bool changed = false;
   for (Node* node : graph.nodes()) {
@@ -184,7 +180,7 @@ class HalfPrecisionRewrite {
     Value* operand = cast->operand(0);
     Value* result = cast->result();
     if (operand->type().dtype != result->type().dtype) return;
-    if (is_graph_output(graph_, result)) {
+    if (graph_.is_output(result)) {
       context_.refusals.push_back(
           refusal(*cast, "kept though its operand is already " +
                              std::string(dtype_name(operand->type().dtype)) +
@@ -199,7 +195,7 @@ class HalfPrecisionRewrite {
   // Widening casts whose consumers now take the cast's operand instead: gone when unused.
   void erase_unused_bypassed_casts() {
     for (Node* cast : bypassed_casts_) {
-      if (graph_.users(cast->result()).empty() && !is_graph_output(graph_, cast->result())) {
+      if (graph_.users(cast->result()).empty() && !graph_.is_output(cast->result())) {
         graph_.erase_node(cast);
       }
     }
@@ -214,7 +210,7 @@ class HalfPrecisionRewrite {
       Value* converted = as_dtype(value, wanted);
       // The converted value takes the output's name, so it must not have a name of its own that
       // callers know (an input's or another output's, as a widening cast's operand may have).
-      if (converted->kind() == Value::Kind::kInput || is_graph_output(graph_, converted)) {
+      if (converted->kind() == Value::Kind::kInput || graph_.is_output(converted)) {
         converted = new_cast(value, wanted);
       }
       if (!named_outputs_.count(converted) && !value->name().empty()) {

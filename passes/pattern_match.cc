@@ -44,7 +44,7 @@ Value* other_operand(const Node& node, const Value* operand) {
 
 Node* sole_user(const Graph& graph, const Value* value) {
   const std::vector<Node*> users = graph.users(value);
-  return users.size() == 1 && !is_graph_output(graph, value) ? users[0] : nullptr;
+  return users.size() == 1 && !graph.is_output(value) ? users[0] : nullptr;
 }
 
 std::string describe_value(const Value* value) {
@@ -127,7 +127,7 @@ std::string PatternRewriter::outside_use(const Match& match) const {
   for (const Node* node : match.nodes) {
     if (node == match.root) continue;
     for (const Value* result : node->results()) {
-      if (is_graph_output(graph_, result)) {
+      if (graph_.is_output(result)) {
         return "intermediate " + describe_value(result) + " is a graph output";
       }
       for (const Node* user : graph_.users(result)) {

@@ -44,7 +44,7 @@ std::string match_gated_product(const Graph& graph, Value* gate, Value* x,
   double coefficient = 1;
   while (!has_x || !near(coefficient, activation.coefficient, activation.tolerance)) {
     const std::vector<Node*> users = graph.users(current);
-    if (users.size() > 1 || (users.size() == 1 && is_graph_output(graph, current))) {
+    if (users.size() > 1 || (users.size() == 1 && graph.is_output(current))) {
       return "intermediate " + describe_value(current) + " has other users";
     }
     Node* user = users.empty() ? nullptr : users[0];

@@ -5,10 +5,6 @@
 
 namespace kiln::passes {
 
-bool is_graph_output(const Graph& graph, const Value* value) {
-  return std::find(graph.outputs().begin(), graph.outputs().end(), value) != graph.outputs().end();
-}
-
 std::vector<std::string> merged_provenance(const std::vector<Node*>& nodes) {
   std::vector<std::string> names;
   for (const Node* node : nodes) {
@@ -22,8 +18,8 @@ std::vector<std::string> merged_provenance(const std::vector<Node*>& nodes) {
 std::string forward_to_operand(Graph& graph, Node* node) {
   Value* operand = node->operand(0);
   Value* result = node->result();
-  if (is_graph_output(graph, result)) {
-    if (operand->kind() == Value::Kind::kInput || is_graph_output(graph, operand)) {
+  if (graph.is_output(result)) {
+    if (operand->kind() == Value::Kind::kInput || graph.is_output(operand)) {
       return "kept, it names graph output %" + result->name() + " after another input or output";
     }
     operand->set_name(result->name());

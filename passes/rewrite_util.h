@@ -1,6 +1,6 @@
-// Graph edits the rewriting passes share: asking whether a value is a graph output, merging the
-// provenance of the nodes a rewrite replaces, and replacing a node that computes nothing (an
-// identity, a reshape to its operand's shape) by its operand while graph outputs keep their names.
+// Graph edits the rewriting passes share: merging the provenance of the nodes a rewrite replaces,
+// and replacing a node that computes nothing (an identity, a reshape to its operand's shape) by its
+// operand while graph outputs keep their names.
 #pragma once
 
 #include <string>
@@ -9,8 +9,6 @@
 #include "ir/graph.h"
 
 namespace kiln::passes {
-
-bool is_graph_output(const Graph& graph, const Value* value);
 
 // The ONNX node names of `nodes`, in order, each once.
 std::vector<std::string> merged_provenance(const std::vector<Node*>& nodes);

@@ -71,7 +71,7 @@ class Simplifier {
   void bypass(Node& node, Node& inner) {
     node.set_operand(0, inner.operand(0));
     node.set_provenance(merged_provenance({&inner, &node}));
-    if (graph_.users(inner.result()).empty() && !is_graph_output(graph_, inner.result())) {
+    if (graph_.users(inner.result()).empty() && !graph_.is_output(inner.result())) {
       graph_.erase_node(&inner);
     }
     changed_ = true;

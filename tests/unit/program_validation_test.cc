@@ -22,6 +22,9 @@ Program valid_program() { return test::bias_relu_program(test::placeholder_kerne
 // A header of kernel 0 (add_bias: x, bias, sum) up to its tensor maps' values.
 const std::string kTensorMapHeader =
     "// kiln kernel add_bias: loop (add)\n// parameters: 3\n// tensor maps: ";
+// A header of kernel 0 writing sum (parameter 2), up to its output regions' values.
+const std::string kRegionsHeader =
+    "// kiln kernel add_bias: loop (add)\n// written parameters: 2\n// output regions: ";
 
 std::string validation_error(const Program& program) {
   try {
@@ -142,23 +145,15 @@ TEST(ProgramValidationTest, EachProblemHasItsMessage) {
        "only"},
       // Output regions (a concat's operand written into its slice; runtime/kernel_header.h) of
       // step 0's sum (f32[64,256]).
-      {[](Program& p) {
-         p.kernels[0].source =
-             "// kiln kernel add_bias: loop (add)\n// written parameters: 2\n"
-             "// output regions: 2 block 64 stride 32 offset 0\n";
-       },
+      {[](Program& p) { p.kernels[0].source = kRegionsHeader + "2 block 64 stride 32 offset 0\n"; },
        "step 0 (kernel 'add_bias'): its kernel's header line '// output regions' is malformed"},
       {[](Program& p) {
-         p.kernels[0].source =
-             "// kiln kernel add_bias: loop (add)\n// written parameters: 2\n"
-             "// output regions: 1 block 64 stride 128 offset 0\n";
+         p.kernels[0].source = kRegionsHeader + "1 block 64 stride 128 offset 0\n";
        },
        "step 0 (kernel 'add_bias'): its kernel states an output region of parameter 1, which it "
        "does not write"},
       {[](Program& p) {
-         p.kernels[0].source =
-             "// kiln kernel add_bias: loop (add)\n// written parameters: 2\n"
-             "// output regions: 2 block 64 stride 96 offset 32\n";
+         p.kernels[0].source = kRegionsHeader + "2 block 64 stride 96 offset 32\n";
        },
        "step 0 (kernel 'add_bias'): its kernel writes parameter 2 in runs 96 elements apart, which "
        "do not tile buffer 2 ('sum')"},
