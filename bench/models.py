@@ -23,7 +23,8 @@ not counted.
 kiln variant's N slowest kernel launches, and the JSON of each run holds every launch's time.
 --kiln-args passes more arguments to kiln bench (--concat-copies: each concat a copy kernel).
 --models may also name torchvision's concat nets of CONCAT_MODELS (SqueezeNet 1.1, GoogLeNet,
-Inception v3, ShuffleNetV2, DenseNet-121).
+Inception v3, ShuffleNetV2, DenseNet-121) and its squeeze-excitation nets of SE_MODELS
+(MobileNetV3-Large, EfficientNet-B0).
 
 Prints two tables, median ms per system and kiln fused's speedup over each of the others (their
 time over kiln fused's: above 1, kiln fused is faster), and writes OUT_DIR/models.json. A step
@@ -53,6 +54,9 @@ MODELS = ["resnet50", "mobilenetv2", "bert", "vit"]
 CONCAT_MODELS = ["squeezenet1_1", "googlenet", "inception_v3", "shufflenet_v2_x1_0",
                  "densenet121"]
 AUX_LOGITS = {"googlenet", "inception_v3"}
+# torchvision's nets with squeeze-excitation blocks (a channel scale computed from a global pool),
+# for the scale's fusion into the next convolution.
+SE_MODELS = ["mobilenet_v3_large", "efficientnet_b0"]
 
 
 def make_model(name, batch):
@@ -69,7 +73,7 @@ def make_model(name, batch):
         return model.eval(), {"input_ids": ids, "attention_mask": mask}
     import torchvision
     from export_models import randomize_batch_norms, randomize_vit_parameters
-    if name in CONCAT_MODELS:
+    if name in CONCAT_MODELS or name in SE_MODELS:
         options = {"aux_logits": False, "init_weights": True} if name in AUX_LOGITS else {}
         model = getattr(torchvision.models, name)(weights=None, **options)
     else:
@@ -237,7 +241,7 @@ def main():
                         help="kiln variants to time (fused alone halves kiln's share of the run: "
                              "each variant checks against the CPU reference twice)")
     args = parser.parse_args()
-    chosen(parser, args.models, MODELS + CONCAT_MODELS, "model")
+    chosen(parser, args.models, MODELS + CONCAT_MODELS + SE_MODELS, "model")
     chosen(parser, args.kiln_variants, ["unfused", "fused"], "kiln variant")
     chosen(parser, args.compile_modes, ["default", "reduce-overhead", "kiln"],
            "torch.compile mode")

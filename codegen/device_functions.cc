@@ -278,6 +278,19 @@ __device__ __forceinline__ T kiln_block_reduce(T value, Op op, T* partials) {
   __syncthreads();
   return value;
 })"},
+      // Strided rows (a block of `rows` rows, thread t on row t % rows): every thread gets the
+      // combination of its row's threads' values, in thread order (timing-independent bits).
+      // `partials` is shared memory for one value per thread.
+      {"kiln_strided_reduce", R"(template <class T, class Op>
+__device__ __forceinline__ T kiln_strided_reduce(T value, Op op, T* partials, int rows) {
+  partials[threadIdx.x] = value;
+  __syncthreads();
+  const int row = threadIdx.x % rows;
+  value = partials[row];
+  for (int t = row + rows; t < blockDim.x; t += rows) value = op(value, partials[t]);
+  __syncthreads();
+  return value;
+})"},
       // arg_max / arg_min: whether (value, index) beats (best, best_index). A NaN beats every
       // number; equal values (or two NaNs) go to the lower index, or the higher with `last`.
       {"kiln_arg_better", R"(template <class T>
@@ -300,6 +313,24 @@ __device__ __forceinline__ void kiln_warp_arg_reduce(T& best, long long& best_in
       best_index = other_index;
     }
   }
+})"},
+      // kiln_strided_reduce for arg_max / arg_min: threads without a column hold index -1.
+      {"kiln_strided_arg_reduce", R"(template <class T>
+__device__ __forceinline__ void kiln_strided_arg_reduce(T& best, long long& best_index, bool is_max, bool last, T* partials, long long* partial_indices, int rows) {
+  partials[threadIdx.x] = best;
+  partial_indices[threadIdx.x] = best_index;
+  __syncthreads();
+  const int row = threadIdx.x % rows;
+  best = partials[row];
+  best_index = partial_indices[row];
+  for (int t = row + rows; t < blockDim.x; t += rows) {
+    if (partial_indices[t] < 0) continue;
+    if (best_index < 0 || kiln_arg_better(partials[t], partial_indices[t], best, best_index, is_max, last)) {
+      best = partials[t];
+      best_index = partial_indices[t];
+    }
+  }
+  __syncthreads();
 })"},
       {"kiln_block_arg_reduce", R"(template <class T>
 __device__ __forceinline__ void kiln_block_arg_reduce(T& best, long long& best_index, bool is_max, bool last, T* partials, long long* partial_indices) {

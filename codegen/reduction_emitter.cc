@@ -65,19 +65,66 @@ RowGeometry row_geometry(const Shape& shape, const std::vector<bool>& reduced) {
   return g;
 }
 
+// Strided rows (their columns apart in memory, a kept axis innermost): the fewest columns that
+// take the strided schedule, the fewest threads a block, and how many blocks keep every SM busy
+// (below that, blocks take more threads while each still has this many columns).
+constexpr int64_t kMinStridedColumns = 16;
+constexpr int64_t kMinStridedBlock = 128;
+constexpr int64_t kMaxBlock = 1024;
+constexpr int64_t kBusyBlocks = 264;
+constexpr int64_t kMinStridedPerThread = 8;
+
 // How threads share the rows.
 struct Schedule {
-  int64_t threads_per_row = 1;  // 1, a warp, or the whole block
+  int64_t threads_per_row = 1;  // 1, a warp, or the whole block; strided: the phases
   int64_t block = kSerialBlock;
   int64_t rows_per_block = kSerialBlock;
   int64_t per_thread = 0;  // columns each thread takes
   bool cached = false;     // the first pass keeps them in registers
   int vector_width = 1;    // columns a thread takes at a time (1: scalar accesses)
   int64_t vectors_per_thread = 0;
+  // Strided rows: thread t of a block takes row t % rows_per_block (adjacent rows are adjacent
+  // elements) and columns t / rows_per_block, + threads_per_row, ...
+  bool strided = false;
 };
+
+// The largest divisor of `n` that is at most `most`.
+int64_t largest_divisor(int64_t n, int64_t most) {
+  for (int64_t d = std::min(n, most); d > 1; --d) {
+    if (n % d == 0) return d;
+  }
+  return 1;
+}
+
+// A channels-last global pool's rows (N·C) are C-adjacent and each has H·W columns C elements
+// apart: one thread a row walking them (the serial schedule) puts 32 threads on each row of a
+// few hundred rows. Here a block takes up to 32 adjacent rows (a divisor of the innermost kept
+// axis, so no block straddles two of its runs), a warp reading their neighbouring elements of
+// one column at a time, and its other threads (the row's phases) the row's other columns.
+Schedule strided_schedule(const RowGeometry& g) {
+  Schedule s;
+  s.strided = true;
+  s.rows_per_block = largest_divisor(g.kept_sizes.back(), kWarpSize);
+  int64_t phases = 1;
+  while (phases * s.rows_per_block < kMinStridedBlock) phases *= 2;
+  const auto fits = [&](int64_t p) { return p * s.rows_per_block <= kMaxBlock; };
+  while ((g.columns + phases - 1) / phases > kMaxCachedPerThread && fits(phases * 2)) phases *= 2;
+  while (g.rows / s.rows_per_block < kBusyBlocks && fits(phases * 2) &&
+         g.columns / (phases * 2) >= kMinStridedPerThread) {
+    phases *= 2;
+  }
+  s.threads_per_row = phases;
+  s.block = phases * s.rows_per_block;
+  s.per_thread = (g.columns + phases - 1) / phases;
+  s.cached = s.per_thread <= kMaxCachedPerThread;
+  return s;
+}
 
 Schedule choose_schedule(const RowGeometry& g, int vector_width) {
   Schedule s;
+  if (!g.columns_contiguous && g.columns >= kMinStridedColumns && g.rows > 0) {
+    return strided_schedule(g);
+  }
   if (!g.columns_contiguous || g.columns < kWarpSize) {
     s.per_thread = g.columns;
     s.cached = g.columns <= kMaxCachedPerThread;
@@ -263,7 +310,13 @@ class ReductionWriter {
   void write_row_and_lane() {
     const std::string& index = e_.index_type();
     const int64_t threads = schedule_.threads_per_row;
-    if (threads == 1) {
+    if (schedule_.strided) {
+      const int64_t rows = schedule_.rows_per_block;
+      code_.line(fmt::format("const {} row = static_cast<{}>(blockIdx.x) * {} + threadIdx.x % {};",
+                             index, index, rows, rows));
+      code_.line(fmt::format("const int lane = threadIdx.x / {};", rows));
+      lane_ = "lane";
+    } else if (threads == 1) {
       code_.line(fmt::format(
           "const {} row = static_cast<{}>(blockIdx.x) * blockDim.x + threadIdx.x;", index, index));
       lane_ = "0";
@@ -599,11 +652,21 @@ class ReductionWriter {
     const int64_t threads = schedule_.threads_per_row;
     if (threads == 1) return;
     const std::string& acc = pass.accumulator;
-    const bool warp = threads == kWarpSize;
+    const bool warp = threads == kWarpSize && !schedule_.strided;
+    if (schedule_.strided) {
+      code_.line(fmt::format("__shared__ {} {}_partials[{}];", pass.type, acc, schedule_.block));
+    }
     if (arg) {
       const std::string flags =
           fmt::format("{}, {}", pass.combine == Combine::kArgMax, plan_.select_last);
-      if (warp) {
+      if (schedule_.strided) {
+        code_.line(
+            fmt::format("__shared__ long long {}_partial_indices[{}];", acc, schedule_.block));
+        code_.line(
+            fmt::format("kiln_strided_arg_reduce({0}, {0}_index, {1}, {0}_partials, "
+                        "{0}_partial_indices, {2});",
+                        acc, flags, schedule_.rows_per_block));
+      } else if (warp) {
         code_.line(fmt::format("kiln_warp_arg_reduce({0}, {0}_index, {1});", acc, flags));
       } else {
         code_.line(fmt::format("__shared__ {} {}_partials[32];", pass.type, acc));
@@ -618,7 +681,10 @@ class ReductionWriter {
                      : pass.combine == Combine::kProd ? "kiln_prod_op()"
                      : pass.combine == Combine::kMax  ? "kiln_max_op()"
                                                       : "kiln_min_op()";
-    if (warp) {
+    if (schedule_.strided) {
+      code_.line(fmt::format("{0} = kiln_strided_reduce({0}, {1}, {0}_partials, {2});", acc, op,
+                             schedule_.rows_per_block));
+    } else if (warp) {
       code_.line(fmt::format("{0} = kiln_warp_reduce({0}, {1});", acc, op));
     } else {
       code_.line(fmt::format("__shared__ {} {}_partials[32];", pass.type, acc));
