@@ -13,6 +13,7 @@
 #include "codegen/vector_access.h"
 #include "ir/error.h"
 #include "ir/op_registry.h"
+#include "ir/ops/op_helpers.h"
 
 namespace kiln::codegen {
 namespace {
@@ -26,6 +27,12 @@ struct Vectorization {
   int width = 1;
   bool by_lanes = false;
   std::vector<const Value*> operands;
+  // By lanes: concats along the last axis of the outputs' shape whose operands are buffers with
+  // whole vectors along it, so each vector lies in one operand: it is loaded whole from there.
+  std::vector<const Node*> concats;
+  // By lanes: buffers of one element per column (per channel, channels-last) that elementwise ops
+  // broadcast over the outputs' shape: each vector's columns are loaded as one vector.
+  std::vector<const Value*> columns;
 };
 
 bool is_buffer(const KernelBody& body, const Value* value) {
@@ -91,6 +98,48 @@ Vectorization plan_contiguous(const KernelBody& body, int64_t count) {
   return plan;
 }
 
+// Whether `node` is a concat of the outputs' shape along its last axis whose operands are buffers
+// of the same dtype, each with a multiple of `width` elements along it (DenseNet's concat of its
+// layers' outputs, read by the next layer's normalization): vector j lies in one operand.
+bool is_vector_concat(const KernelBody& body, const Node& node, const Shape& shape, int width) {
+  if (node.op() != "concat" || node.result(0)->type().shape != shape) return false;
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  if (normalize_axis(node.int_attr("axis"), rank) != rank - 1) return false;
+  const DType dtype = node.result(0)->type().dtype;
+  if (dtype_size(dtype) * width > kVectorBytes) return false;
+  for (const Value* operand : node.operands()) {
+    if (!is_buffer(body, operand) || operand->type().dtype != dtype ||
+        operand->type().shape.back() % width != 0) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Whether `value` is a buffer of one element per column of `shape` (its dims 1 but the last,
+// which is shape's last) that only elementwise ops of `shape` read, so lane k of vector j always
+// reads its column; a vector of it fits 16 bytes (32 for a constant: weights are 256-byte
+// aligned, graph inputs only 16).
+bool is_column_vector(const KernelBody& body, const Value* value, const Shape& shape, int width) {
+  const Shape& dims = value->type().shape;
+  if (!is_buffer(body, value) || dims.empty() || dims.back() != shape.back() ||
+      value->type().num_elements() != shape.back() || dims.size() > shape.size()) {
+    return false;
+  }
+  const size_t most = value->is_constant() ? 2 * kVectorBytes : kVectorBytes;
+  if (dtype_size(value->type().dtype) * width > most) return false;
+  for (const Node* node : body.nodes) {
+    const auto& operands = node->operands();
+    if (std::find(operands.begin(), operands.end(), value) == operands.end()) continue;
+    const OpCategory category = node->info().category;
+    if ((category != OpCategory::kElementwise && category != OpCategory::kBroadcast) ||
+        !find_op_expression(node->op()) || node->result(0)->type().shape != shape) {
+      return false;
+    }
+  }
+  return true;
+}
+
 // By lanes: outputs of one shape whose last axis holds whole vectors.
 Vectorization plan_lanes(const KernelBody& body, int64_t count) {
   const Shape& shape = body.outputs[0]->type().shape;
@@ -102,6 +151,15 @@ Vectorization plan_lanes(const KernelBody& body, int64_t count) {
   plan.operands = read_at_output_index(body, count);
   plan.width = width_for(body, plan.operands);
   if (plan.width < 2 || shape.empty() || shape.back() % plan.width != 0 || count == 0) return {};
+  for (const Node* node : body.nodes) {
+    if (is_vector_concat(body, *node, shape, plan.width)) plan.concats.push_back(node);
+    for (const Value* operand : node->operands()) {
+      if (std::find(plan.columns.begin(), plan.columns.end(), operand) == plan.columns.end() &&
+          is_column_vector(body, operand, shape, plan.width)) {
+        plan.columns.push_back(operand);
+      }
+    }
+  }
   return plan;
 }
 
@@ -114,7 +172,50 @@ std::string plan_vector_definitions(const Vectorization& plan, const KernelBody&
   std::set<DType> dtypes;
   for (const Value* value : plan.operands) dtypes.insert(value->type().dtype);
   for (const Value* value : body.outputs) dtypes.insert(value->type().dtype);
+  for (const Node* concat : plan.concats) dtypes.insert(concat->result(0)->type().dtype);
+  for (const Value* value : plan.columns) dtypes.insert(value->type().dtype);
   return vector_definitions(dtypes, plan.width);
+}
+
+// By lanes: loads vector j of each of plan.concats from the operand it lies in (`vector`: the
+// vector's index along the last axis), into c0, c1, ...
+std::vector<std::string> load_concat_vectors(ElementEmitter& e, const KernelBody& body,
+                                             const Vectorization& plan, const std::string& vector) {
+  CodeWriter& code = e.code();
+  const int width = plan.width;
+  const int64_t row_vectors = body.outputs[0]->type().shape.back() / width;
+  const std::string row = row_vectors == 1 ? "j" : e.index_temp(fmt::format("j / {}", row_vectors));
+  std::vector<std::string> loaded;
+  for (const Node* concat : plan.concats) {
+    const std::string type = vector_type(concat->result(0)->type().dtype, width);
+    loaded.push_back("c" + std::to_string(loaded.size()));
+    code.line(fmt::format("{} {};", type, loaded.back()));
+    std::vector<const Value*> parts;
+    for (const Value* operand : concat->operands()) {
+      if (operand->type().shape.back() > 0) parts.push_back(operand);
+    }
+    int64_t offset = 0;  // in vectors
+    for (size_t p = 0; p < parts.size(); ++p) {
+      const int64_t vectors = parts[p]->type().shape.back() / width;
+      const std::string test = fmt::format("({} < {})", vector, offset + vectors);
+      if (parts.size() > 1) {
+        if (p == 0) {
+          e.open_block("if " + test);
+        } else if (p + 1 < parts.size()) {
+          e.reopen_block("else if " + test);
+        } else {
+          e.reopen_block("else");
+        }
+      }
+      const std::string at = fmt::format("{} * {} + {}{}", row, vectors, vector,
+                                         offset ? fmt::format(" - {}", offset) : "");
+      code.line(fmt::format("{} = reinterpret_cast<const {}*>({})[{}];", loaded.back(), type,
+                            e.params().read(parts[p]), at));
+      offset += vectors;
+    }
+    if (parts.size() > 1) e.close_block();
+  }
+  return loaded;
 }
 
 // By lanes: the coordinates of vector j in the outputs' shape with its last axis in vectors.
@@ -152,6 +253,16 @@ void emit_vector_loop(ElementEmitter& e, const KernelBody& body, const Vectoriza
     code.line(fmt::format("const {} {} = reinterpret_cast<const {}*>({})[j];", type, loaded[k],
                           type, e.params().read(value)));
   }
+  const std::vector<std::string> concats = plan.concats.empty()
+                                               ? std::vector<std::string>{}
+                                               : load_concat_vectors(e, body, plan, shared.back());
+  std::vector<std::string> columns;
+  for (const Value* value : plan.columns) {
+    const std::string type = vector_type(value->type().dtype, width);
+    columns.push_back("w" + std::to_string(columns.size()));
+    code.line(fmt::format("const {} {} = reinterpret_cast<const {}*>({})[{}];", type,
+                          columns.back(), type, e.params().read(value), shared.back()));
+  }
   declare_result_vectors(code, body.outputs, width);
   code.line("#pragma unroll");
   e.open_block(fmt::format("for (int k = 0; k < {}; ++k)", width));
@@ -161,9 +272,20 @@ void emit_vector_loop(ElementEmitter& e, const KernelBody& body, const Vectoriza
     e.bind(plan.operands[k], "i",
            e.temp(cuda_compute_type(dtype), widened(dtype, loaded[k] + ".v[k]")));
   }
+  for (size_t c = 0; c < plan.concats.size(); ++c) {
+    const DType dtype = plan.concats[c]->result(0)->type().dtype;
+    e.bind(plan.concats[c]->result(0), "i",
+           e.temp(cuda_compute_type(dtype), widened(dtype, concats[c] + ".v[k]")));
+  }
+  for (size_t c = 0; c < plan.columns.size(); ++c) {
+    const DType dtype = plan.columns[c]->type().dtype;
+    const std::string lane = widened(dtype, columns[c] + ".v[k]");
+    e.set_override(plan.columns[c], [lane](const std::string&) { return lane; });
+  }
   for (size_t k = 0; k < body.outputs.size(); ++k) {
     code.line(fmt::format("r{}.v[k] = {};", k, e.stored(body.outputs[k], "i")));
   }
+  for (const Value* value : plan.columns) e.clear_override(value);
   e.close_block();
   store_result_vectors(code, body.outputs, outputs, width, "j");
   e.close_block();

@@ -25,6 +25,12 @@
 //     for (int k = 0; k < 8; ++k) { const int i = j * 8 + k;  ...  r0.v[k] = ...; }
 //     reinterpret_cast<vec_f16x8*>(out0)[j] = r0;
 //   }
+//
+// By lanes, two more kinds of buffer come as whole vectors: a concat along the last axis whose
+// operands each hold whole vectors along it (vector j lies in one operand, chosen once per
+// vector: DenseNet's concat of its layers' outputs) and a buffer of one element per column that
+// only elementwise ops read (a channels-last per-channel scale or shift), at the vector's
+// columns. Before, each lane chose its concat operand and read its scale element by element.
 #pragma once
 
 #include "codegen/kernel_body.h"
