@@ -304,6 +304,7 @@ class ReductionWriter {
     spec_.grid = {static_cast<uint32_t>(std::max<int64_t>(blocks, 1)), 1, 1};
     spec_.block = {static_cast<uint32_t>(schedule_.block), 1, 1};
     spec_.max_threads = static_cast<uint32_t>(schedule_.block);
+    spec_.tactic = tactic();
   }
 
  private:
@@ -334,6 +335,26 @@ class ReductionWriter {
       code_.line(fmt::format("if (row >= {}) return;", geometry_.rows));
     }
     row_base_ = linear_offset("row", geometry_.kept_sizes, geometry_.kept_strides);
+  }
+
+  // The schedule in words, for kiln inspect and kiln bench --profile: "strided: 32 adjacent rows a
+  // block, 32 threads a row, 25 columns a thread in registers".
+  std::string tactic() const {
+    const Schedule& s = schedule_;
+    std::string text;
+    if (s.strided) {
+      text = fmt::format("strided: {} adjacent rows a block, {} threads a row", s.rows_per_block,
+                         s.threads_per_row);
+    } else if (s.threads_per_row == 1) {
+      text = "a thread a row";
+    } else if (s.threads_per_row == kWarpSize) {
+      text = fmt::format("a warp a row, {} rows a block", s.rows_per_block);
+    } else {
+      text = fmt::format("a block of {} threads a row", s.threads_per_row);
+    }
+    if (s.vector_width > 1) text += fmt::format(", vectors of {}", s.vector_width);
+    text += fmt::format(", {} columns a thread{}", s.per_thread, s.cached ? " in registers" : "");
+    return text;
   }
 
   // Σ coordinate_g(index) · stride_g over the groups of `sizes`.
