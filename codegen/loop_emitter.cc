@@ -30,8 +30,8 @@ struct Vectorization {
   // By lanes: concats along the last axis of the outputs' shape whose operands are buffers with
   // whole vectors along it, so each vector lies in one operand: it is loaded whole from there.
   std::vector<const Node*> concats;
-  // By lanes: buffers of one element per column (per channel, channels-last) that elementwise ops
-  // broadcast over the outputs' shape: each vector's columns are loaded as one vector.
+  // By lanes: buffers of one element per column (per channel, channels-last) that ops broadcast
+  // over the outputs' shape: each vector's columns are loaded as one vector.
   std::vector<const Value*> columns;
 };
 
@@ -117,27 +117,18 @@ bool is_vector_concat(const KernelBody& body, const Node& node, const Shape& sha
 }
 
 // Whether `value` is a buffer of one element per column of `shape` (its dims 1 but the last,
-// which is shape's last) that only elementwise ops of `shape` read, so lane k of vector j always
-// reads its column; a vector of it fits 16 bytes (32 for a constant: weights are 256-byte
+// which is shape's last): a vector of its columns is bound where an op of `shape` broadcasts it
+// at lane k's own index. The vector fits 16 bytes (32 for a constant: weights are 256-byte
 // aligned, graph inputs only 16).
 bool is_column_vector(const KernelBody& body, const Value* value, const Shape& shape, int width) {
   const Shape& dims = value->type().shape;
   if (!is_buffer(body, value) || dims.empty() || dims.back() != shape.back() ||
-      value->type().num_elements() != shape.back() || dims.size() > shape.size()) {
+      value->type().num_elements() != shape.back() || dims.size() > shape.size() ||
+      value->type().num_elements() == num_elements(shape)) {
     return false;
   }
   const size_t most = value->is_constant() ? 2 * kVectorBytes : kVectorBytes;
-  if (dtype_size(value->type().dtype) * width > most) return false;
-  for (const Node* node : body.nodes) {
-    const auto& operands = node->operands();
-    if (std::find(operands.begin(), operands.end(), value) == operands.end()) continue;
-    const OpCategory category = node->info().category;
-    if ((category != OpCategory::kElementwise && category != OpCategory::kBroadcast) ||
-        !find_op_expression(node->op()) || node->result(0)->type().shape != shape) {
-      return false;
-    }
-  }
-  return true;
+  return dtype_size(value->type().dtype) * width <= most;
 }
 
 // By lanes: outputs of one shape whose last axis holds whole vectors.
@@ -277,15 +268,17 @@ void emit_vector_loop(ElementEmitter& e, const KernelBody& body, const Vectoriza
     e.bind(plan.concats[c]->result(0), "i",
            e.temp(cuda_compute_type(dtype), widened(dtype, concats[c] + ".v[k]")));
   }
+  // A column buffer's element at lane k's own index (where an op of the outputs' shape
+  // broadcasts it): the vector's lane; reads at other indices load as before.
   for (size_t c = 0; c < plan.columns.size(); ++c) {
-    const DType dtype = plan.columns[c]->type().dtype;
-    const std::string lane = widened(dtype, columns[c] + ".v[k]");
-    e.set_override(plan.columns[c], [lane](const std::string&) { return lane; });
+    const Value* value = plan.columns[c];
+    const DType dtype = value->type().dtype;
+    e.bind(value, e.broadcast_index("i", body.outputs[0]->type().shape, value->type().shape),
+           e.temp(cuda_compute_type(dtype), widened(dtype, columns[c] + ".v[k]")));
   }
   for (size_t k = 0; k < body.outputs.size(); ++k) {
     code.line(fmt::format("r{}.v[k] = {};", k, e.stored(body.outputs[k], "i")));
   }
-  for (const Value* value : plan.columns) e.clear_override(value);
   e.close_block();
   store_result_vectors(code, body.outputs, outputs, width, "j");
   e.close_block();

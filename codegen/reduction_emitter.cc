@@ -96,9 +96,9 @@ int64_t largest_divisor(int64_t n, int64_t most) {
   return 1;
 }
 
-// A channels-last global pool's rows (N·C) are C-adjacent and each has H·W columns C elements
-// apart: one thread a row walking them (the serial schedule) puts 32 threads on each row of a
-// few hundred rows. Here a block takes up to 32 adjacent rows (a divisor of the innermost kept
+// A channels-last global pool's rows (N·C) are adjacent in memory and each has H·W columns C
+// elements apart: the serial schedule, a thread walking each row, runs a few hundred rows on a
+// few hundred threads. Here a block takes up to 32 adjacent rows (a divisor of the innermost kept
 // axis, so no block straddles two of its runs), a warp reading their neighbouring elements of
 // one column at a time, and its other threads (the row's phases) the row's other columns.
 Schedule strided_schedule(const RowGeometry& g) {
