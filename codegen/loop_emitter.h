@@ -28,9 +28,10 @@
 //
 // By lanes, two more kinds of buffer come as whole vectors: a concat along the last axis whose
 // operands each hold whole vectors along it (vector j lies in one operand, chosen once per
-// vector: DenseNet's concat of its layers' outputs) and a buffer of one element per column that
-// only elementwise ops read (a channels-last per-channel scale or shift), at the vector's
-// columns. Before, each lane chose its concat operand and read its scale element by element.
+// vector: DenseNet's concat of its layers' outputs) and a buffer of one element per column (a
+// channels-last per-channel scale or shift), at the vector's columns, each lane bound where an op
+// of the outputs' shape broadcasts it at the lane's own index (a read through a transpose loads
+// as before). Before, each lane chose its concat operand and read its scale element by element.
 #pragma once
 
 #include "codegen/kernel_body.h"
