@@ -353,7 +353,8 @@ class ReductionWriter {
       text = fmt::format("a block of {} threads a row", s.threads_per_row);
     }
     if (s.vector_width > 1) text += fmt::format(", vectors of {}", s.vector_width);
-    text += fmt::format(", {} columns a thread{}", s.per_thread, s.cached ? " in registers" : "");
+    text += fmt::format(", {} column{} a thread{}", s.per_thread, s.per_thread == 1 ? "" : "s",
+                        s.cached ? " in registers" : "");
     return text;
   }
 
