@@ -59,7 +59,13 @@ class Outliner {
         copy->result(r)->set_name(node->result(r)->name());
         inner_[node->result(r)] = copy->result(r);
       }
-      provenance.insert(provenance.end(), node->provenance().begin(), node->provenance().end());
+      // Each ONNX node once: an op imported or rewritten as several kiln nodes (a normalization
+      // fold-batch-norm made a multiply and an add) names it once.
+      for (const std::string& name : node->provenance()) {
+        if (std::find(provenance.begin(), provenance.end(), name) == provenance.end()) {
+          provenance.push_back(name);
+        }
+      }
     }
     // A reshape of another escaping value is not written twice: it becomes a view of the
     // fusion's result outside.
