@@ -188,6 +188,16 @@ void ElementEmitter::bind(const Value* value, const std::string& index,
   scopes_.back().elements[{value, index}] = element;
 }
 
+void ElementEmitter::open_branch(size_t i, size_t count, const std::string& test) {
+  if (i == 0) {
+    open_block("if " + test);
+  } else if (i + 1 < count) {
+    reopen_block("else if " + test);
+  } else {
+    reopen_block("else");
+  }
+}
+
 void ElementEmitter::set_override(const Value* value, Override compute) {
   overrides_[value] = std::move(compute);
 }

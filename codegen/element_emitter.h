@@ -56,6 +56,9 @@ class ElementEmitter {
   void open_block(std::string_view head);
   void reopen_block(std::string_view head);
   void close_block();
+  // Branch `i` of `count` (at least 2) in an if / else if / else chain: "if (test)", "else if
+  // (test)", or the last, "else" (its test unused); close_block() ends the chain.
+  void open_branch(size_t i, size_t count, const std::string& test);
 
   // Makes element(value, index) return `element` in the current scope (a value already loaded
   // or cached by the caller).

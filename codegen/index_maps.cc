@@ -119,14 +119,7 @@ std::string concat_element(ElementEmitter& e, const Node& node, const std::strin
   int64_t offset = 0;
   for (size_t i = 0; i < parts.size(); ++i) {
     const int64_t end = offset + in_shape(node, parts[i])[axis];
-    const std::string test = "(" + coords[axis] + " < " + std::to_string(end) + ")";
-    if (i == 0) {
-      e.open_block("if " + test);
-    } else if (i + 1 < parts.size()) {
-      e.reopen_block("else if " + test);
-    } else {
-      e.reopen_block("else");
-    }
+    e.open_branch(i, parts.size(), "(" + coords[axis] + " < " + std::to_string(end) + ")");
     e.code().line(result + " = " + operand_element(parts[i], offset) + ";");
     offset = end;
   }

@@ -188,15 +188,8 @@ std::vector<std::string> load_concat_vectors(ElementEmitter& e, const KernelBody
     int64_t offset = 0;  // in vectors
     for (size_t p = 0; p < parts.size(); ++p) {
       const int64_t vectors = parts[p]->type().shape.back() / width;
-      const std::string test = fmt::format("({} < {})", vector, offset + vectors);
       if (parts.size() > 1) {
-        if (p == 0) {
-          e.open_block("if " + test);
-        } else if (p + 1 < parts.size()) {
-          e.reopen_block("else if " + test);
-        } else {
-          e.reopen_block("else");
-        }
+        e.open_branch(p, parts.size(), fmt::format("({} < {})", vector, offset + vectors));
       }
       const std::string at = fmt::format("{} * {} + {}{}", row, vectors, vector,
                                          offset ? fmt::format(" - {}", offset) : "");

@@ -7,6 +7,7 @@
 
 #include "ir/fusion.h"
 #include "ir/op_registry.h"
+#include "passes/rewrite_util.h"
 
 namespace kiln::passes {
 namespace {
@@ -45,7 +46,9 @@ class Outliner {
     if (escaping.empty()) return;  // nothing reads the group (dead code): leave it as it is
     auto body = std::make_unique<Graph>(fusion_op_name(kind_of(group_)));
     std::vector<Value*> operands;
-    std::vector<std::string> provenance;
+    // Each ONNX node once: an op rewritten as several kiln nodes (a normalization fold-batch-norm
+    // made a multiply and an add) or a recomputed producer names it once.
+    const std::vector<std::string> provenance = merged_provenance(group_.nodes);
     for (const Node* node : group_.nodes) {
       std::vector<Value*> inner_operands;
       for (Value* operand : node->operands()) {
@@ -58,13 +61,6 @@ class Outliner {
       for (size_t r = 0; r < node->results().size(); ++r) {
         copy->result(r)->set_name(node->result(r)->name());
         inner_[node->result(r)] = copy->result(r);
-      }
-      // Each ONNX node once: an op imported or rewritten as several kiln nodes (a normalization
-      // fold-batch-norm made a multiply and an add) names it once.
-      for (const std::string& name : node->provenance()) {
-        if (std::find(provenance.begin(), provenance.end(), name) == provenance.end()) {
-          provenance.push_back(name);
-        }
       }
     }
     // A reshape of another escaping value is not written twice: it becomes a view of the

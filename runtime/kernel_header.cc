@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <type_traits>
 
 namespace kiln {
 namespace {
@@ -170,19 +171,32 @@ std::string format_tensor_maps(const std::vector<KernelTensorMap>& maps) {
   return text;
 }
 
-std::optional<std::vector<KernelTensorMap>> kernel_tensor_maps(const ProgramKernel& kernel) {
-  const std::optional<std::string_view> line = header_line(kernel.source, kTensorMapsLine);
-  std::vector<KernelTensorMap> maps;
-  if (!line) return maps;
+namespace {
+
+// The items of a header line's list ("item; item; ..."), each read by `parse` (an optional);
+// none when the line is absent, nullopt when an item does not parse.
+template <class Parse,
+          class Item = typename std::invoke_result_t<Parse, std::string_view>::value_type>
+std::optional<std::vector<Item>> parse_items(const ProgramKernel& kernel, std::string_view label,
+                                             Parse parse) {
+  std::vector<Item> items;
+  const std::optional<std::string_view> line = header_line(kernel.source, label);
+  if (!line) return items;
   std::string_view rest = *line;
   while (true) {
     const size_t end = rest.find("; ");
-    const std::optional<KernelTensorMap> map = parse_tensor_map(rest.substr(0, end));
-    if (!map) return std::nullopt;
-    maps.push_back(*map);
-    if (end == std::string_view::npos) return maps;
+    const auto item = parse(rest.substr(0, end));
+    if (!item) return std::nullopt;
+    items.push_back(*item);
+    if (end == std::string_view::npos) return items;
     rest.remove_prefix(end + 2);
   }
+}
+
+}  // namespace
+
+std::optional<std::vector<KernelTensorMap>> kernel_tensor_maps(const ProgramKernel& kernel) {
+  return parse_items(kernel, kTensorMapsLine, parse_tensor_map);
 }
 
 bool KernelOutputRegion::disjoint_from(const KernelOutputRegion& other) const {
@@ -213,20 +227,13 @@ std::optional<KernelOutputRegion> parse_output_region(std::string_view text) {
 }  // namespace
 
 std::optional<std::vector<KernelOutputRegion>> kernel_output_regions(const ProgramKernel& kernel) {
-  const std::optional<std::string_view> line = header_line(kernel.source, kOutputRegionsLine);
-  std::vector<KernelOutputRegion> regions;
-  if (!line) return regions;
-  std::string_view rest = *line;
-  while (true) {
-    const size_t end = rest.find("; ");
-    const std::optional<KernelOutputRegion> region = parse_output_region(rest.substr(0, end));
-    if (!region || (!regions.empty() && region->parameter <= regions.back().parameter)) {
-      return std::nullopt;
-    }
-    regions.push_back(*region);
-    if (end == std::string_view::npos) return regions;
-    rest.remove_prefix(end + 2);
+  std::optional<std::vector<KernelOutputRegion>> regions =
+      parse_items(kernel, kOutputRegionsLine, parse_output_region);
+  if (!regions) return regions;
+  for (size_t i = 1; i < regions->size(); ++i) {
+    if ((*regions)[i].parameter <= (*regions)[i - 1].parameter) return std::nullopt;
   }
+  return regions;
 }
 
 }  // namespace kiln
