@@ -160,7 +160,7 @@ CompiledDynamicModel compile_dynamic(
     for (size_t axis = 0; axis < found->second.size(); ++axis) {
       const DimRange& range = found->second[axis];
       if (range.min == range.max) continue;
-      varying.push_back({static_cast<int>(i), static_cast<int>(axis)});
+      varying.push_back({static_cast<int>(i), static_cast<int>(axis), range.min});
       program.dims.push_back({static_cast<int>(i), static_cast<int>(axis), range.min, range.max});
       dim_names.push_back(fmt::format("{} dim {}", found->first, axis));
       const std::vector<std::string>& params = dim_params[found->first];

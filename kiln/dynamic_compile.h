@@ -42,7 +42,7 @@ struct DimRange {
 using InputRanges = std::map<std::string, std::vector<DimRange>>;
 
 inline constexpr int64_t kMaxExactSizes = 16;
-inline constexpr size_t kMaxVariants = 32;
+inline constexpr size_t kMaxVariants = 64;
 
 // Whether any dim of `ranges` varies.
 bool has_varying_dims(const InputRanges& ranges);

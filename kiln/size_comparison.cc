@@ -54,7 +54,7 @@ class SizeComparison {
   bool rows_explain(const Value* value, int64_t axis, int64_t large, int64_t small) const {
     if (large == small) return true;
     const passes::RowAxis* row = row_on(value, axis);
-    return row && large - small == step_ * row->inner;
+    return row && large - small == step_ * row->inner * row->outer;
   }
 
   std::string value_difference(const Value* large, const Value* small) const {

@@ -1,5 +1,6 @@
 // Padding analysis (see the header): each value's row axes, op by op in graph order, with one
-// rule per kind of op; anything else that reads rows refuses their class.
+// rule per kind of op; anything else that reads rows refuses their class. What padded positions
+// hold (passes/padding_values.h) is followed alongside, for the sums it makes harmless.
 #include "passes/padding_analysis.h"
 
 #include <fmt/format.h>
@@ -12,6 +13,7 @@
 
 #include "ir/op_registry.h"
 #include "ir/ops/op_helpers.h"
+#include "passes/padding_values.h"
 
 namespace kiln::passes {
 namespace {
@@ -28,11 +30,13 @@ int64_t product(const Shape& shape, size_t begin, size_t end) {
 
 class Analyzer {
  public:
-  Analyzer(const Graph& graph, const std::vector<VaryingDim>& dims) : graph_(graph) {
+  Analyzer(const Graph& graph, const std::vector<VaryingDim>& dims) : graph_(graph), dims_(dims) {
     for (size_t i = 0; i < dims.size(); ++i) {
       parent_.push_back(static_cast<int>(i));
       refusal_.emplace_back();
-      rows_[graph.inputs().at(dims[i].input)].push_back({dims[i].axis, 1, static_cast<int>(i)});
+      const Value* input = graph.inputs().at(dims[i].input);
+      rows_[input].push_back({dims[i].axis, 1, static_cast<int>(i)});
+      padded_[{input, dims[i].axis}] = PaddedValue::exactly(0);  // the runtime pads with zeros
     }
   }
 
@@ -52,11 +56,13 @@ class Analyzer {
       std::set<int> seen;
       for (RowAxis& row : rows) {
         row.dim_class = class_of(row.dim_class);
-        if (!seen.insert(row.dim_class).second) {
-          std::string& refusal = analysis.refusal[row.dim_class];
-          if (refusal.empty()) {
-            refusal = fmt::format("output '{}' has padded rows along two axes", output->name());
-          }
+        std::string& refusal = analysis.refusal[row.dim_class];
+        if (!seen.insert(row.dim_class).second && refusal.empty()) {
+          refusal = fmt::format("output '{}' has padded rows along two axes", output->name());
+        }
+        if (row.outer != 1 && refusal.empty()) {
+          refusal = fmt::format("output '{}' has its padded rows inside a merged axis {}",
+                                output->name(), row.axis);
         }
       }
       analysis.output_rows.push_back(std::move(rows));
@@ -96,20 +102,69 @@ class Analyzer {
     return it == rows_.end() ? kNone : it->second;
   }
 
-  // Adds `row` to `result`'s rows; rows of two classes on one axis make them one class.
+  // Adds `row` to `result`'s rows. Rows of two classes lying alike on one axis make them one
+  // class; rows of two classes in separate digits of a merged axis stay apart.
   void add_row(const Node& node, const Value* result, RowAxis row) {
     Rows& rows = rows_[result];
+    const int64_t size = shape_of(result)[row.axis];
+    // The span of the digit's indices: [inner, inner · rows).
+    const auto span = [&](const RowAxis& r) { return size / r.outer; };
     for (RowAxis& existing : rows) {
       if (existing.axis != row.axis) continue;
-      unite(existing.dim_class, row.dim_class);
-      if (existing.inner != row.inner) {
+      if (existing.inner == row.inner && existing.outer == row.outer) {
+        unite(existing.dim_class, row.dim_class);
+        return;
+      }
+      const bool apart = span(existing) <= row.inner || span(row) <= existing.inner;
+      if (!apart || find(existing.dim_class) == find(row.dim_class)) {
         refuse(row.dim_class, node,
                fmt::format("meets rows of {} and {} elements along axis {}", existing.inner,
                            row.inner, row.axis));
+        return;
       }
-      return;
     }
     rows.push_back(row);
+  }
+
+  // What `value` holds at positions padded along `axis` (ordinary unless known).
+  PaddedValue padded_value(const Value* value, int64_t axis) const {
+    const auto found = padded_.find({value, static_cast<int>(axis)});
+    return found == padded_.end() ? PaddedValue::ordinary() : found->second;
+  }
+
+  // Records it for a value with one row digit on `axis` (on a merged axis, where two classes'
+  // digits lie, "padded along the axis" would not say along which).
+  void set_padded_value(const Value* value, int axis, PaddedValue padded) {
+    if (row_on(value, axis) && padded.kind != PaddedValue::Kind::kOrdinary) {
+      padded_[{value, axis}] = padded;
+    }
+  }
+
+  // The row of `value` on `axis` (nullptr if none, or several). Rows of a class at size 1 are
+  // not counted: one row is never padded.
+  const RowAxis* row_on(const Value* value, int64_t axis) const {
+    const int64_t size = shape_of(value)[axis];
+    const RowAxis* found = nullptr;
+    for (const RowAxis& row : rows_of(value)) {
+      if (row.axis != axis || size == row.inner * row.outer) continue;
+      if (found) return nullptr;
+      found = &row;
+    }
+    return found;
+  }
+
+  // Whether rows `a` and `b` are one class's, alike (the same padded indices).
+  bool same_rows(const RowAxis& a, const RowAxis& b) {
+    return a.inner == b.inner && a.outer == b.outer && find(a.dim_class) == find(b.dim_class);
+  }
+
+  // The smallest size a run of class c may have: indices below it are never padded.
+  int64_t smallest_size(int c) {
+    int64_t smallest = 1;
+    for (size_t d = 0; d < dims_.size(); ++d) {
+      if (find(static_cast<int>(d)) == find(c)) smallest = std::max(smallest, dims_[d].min);
+    }
+    return smallest;
   }
 
   bool operand_has_rows(const Node& node) const {
@@ -132,6 +187,7 @@ class Analyzer {
     } else if (category == OpCategory::kElementwise || category == OpCategory::kBroadcast ||
                op == "expand") {
       broadcast(node, 0, node.operands().size());
+      elementwise_padded_values(node);
     } else if (category == OpCategory::kReduction) {
       reduction(node);
     } else if (op == "conv" || op == "conv_transpose" || op == "depth_to_space" ||
@@ -183,6 +239,30 @@ class Analyzer {
       }
     }
     check_aligned(node, result, first, last);
+  }
+
+  // An elementwise op's padded values, per row axis of its result: from each operand's where it
+  // has the same rows, a one-element constant's element, else ordinary (real values broadcast).
+  void elementwise_padded_values(const Node& node) {
+    const Value* result = node.result(0);
+    const int64_t rank = result->type().rank();
+    for (const RowAxis& row : rows_of(result)) {
+      if (row_on(result, row.axis) == nullptr) continue;
+      std::vector<PaddedValue> operands;
+      for (const Value* operand : node.operands()) {
+        const int64_t axis = row.axis - (rank - operand->type().rank());
+        const RowAxis* own = axis >= 0 ? row_on(operand, axis) : nullptr;
+        if (own && same_rows(*own, row)) {
+          operands.push_back(padded_value(operand, axis));
+        } else if (operand->is_constant() && operand->has_data() &&
+                   operand->type().num_elements() == 1) {
+          operands.push_back(PaddedValue::exactly(operand->data().get_double(0)));
+        } else {
+          operands.push_back(PaddedValue::ordinary());
+        }
+      }
+      set_padded_value(result, row.axis, elementwise_padded_value(node, operands));
+    }
   }
 
   // Every operand in [first, last) covering a row axis of `result` has rows there, size 1, or
@@ -263,9 +343,10 @@ class Analyzer {
     }
     const std::set<int64_t> combined = combined_axes(node);
     const Shape& in = shape_of(node.operand(0));
-    for (const RowAxis& row : rows_of(node.operand(0))) {
+    const Value* x = node.operand(0);
+    for (const RowAxis& row : rows_of(x)) {
       if (combined.count(row.axis)) {
-        refuse(row.dim_class, node, fmt::format("combines elements along axis {}", row.axis));
+        combine_padded(node, row, combined);
         continue;
       }
       for (const Value* result : node.results()) {
@@ -279,9 +360,31 @@ class Analyzer {
           refuse(row.dim_class, node, "changes the size of the padded axis");
           continue;
         }
-        add_row(node, result, {static_cast<int>(axis), row.inner, row.dim_class});
+        add_row(node, result, {static_cast<int>(axis), row.inner, row.dim_class, row.outer});
       }
     }
+  }
+
+  // A reduction along the padded rows: a softmax of masked scores along them alone gives exactly
+  // 0 there (the rows carry over); a sum of exact zeros is the sum of the real rows (the rows are
+  // gone). Anything else mixes padded elements into real ones.
+  void combine_padded(const Node& node, const RowAxis& row, const std::set<int64_t>& combined) {
+    const Value* x = node.operand(0);
+    const bool alone = combined.size() == 1 && row_on(x, row.axis) != nullptr;
+    const PaddedValue padded = alone ? padded_value(x, row.axis) : PaddedValue::ordinary();
+    if (node.op() == "softmax" && padded.masks()) {
+      add_row(node, node.result(0), row);
+      set_padded_value(node.result(0), row.axis, PaddedValue::exactly(0));
+      return;
+    }
+    if (node.op() == "reduce_sum" && padded.is_exactly(0)) return;
+    std::string why = fmt::format("combines elements along axis {}", row.axis);
+    if (node.op() == "softmax") {
+      why +=
+          " (its padded elements are not masked: no additive mask of -1e4 or less, padded "
+          "with zeros, reaches them)";
+    }
+    refuse(row.dim_class, node, why);
   }
 
   // A [..., M, K] × B [..., K, N]: rows along M or N or the batch axes carry over; along K they
@@ -297,22 +400,25 @@ class Analyzer {
       refuse_all(rows_of_operands(node), node, "is a matrix-vector product (not analyzed)");
       return;
     }
+    const bool zeros_along_k = contracts_padded_zeros(a, rank_a - 1, b, rank_b - 2);
     for (const RowAxis& row : rows_of(a)) {
       if (row.axis == rank_a - 1) {
-        refuse(row.dim_class, node, "sums along the padded axis (K of operand A)");
+        if (!zeros_along_k)
+          refuse(row.dim_class, node, "sums along the padded axis (K of operand A)");
       } else if (row.axis == rank_a - 2) {
-        add_row(node, result, {rank - 2, row.inner, row.dim_class});
+        add_row(node, result, {rank - 2, row.inner, row.dim_class, row.outer});
       } else {
-        add_row(node, result, {row.axis + rank - rank_a, row.inner, row.dim_class});
+        add_row(node, result, {row.axis + rank - rank_a, row.inner, row.dim_class, row.outer});
       }
     }
     for (const RowAxis& row : rows_of(b)) {
       if (row.axis == rank_b - 2) {
-        refuse(row.dim_class, node, "sums along the padded axis (K of operand B)");
+        if (!zeros_along_k)
+          refuse(row.dim_class, node, "sums along the padded axis (K of operand B)");
       } else if (row.axis == rank_b - 1) {
-        add_row(node, result, {rank - 1, row.inner, row.dim_class});
+        add_row(node, result, {rank - 1, row.inner, row.dim_class, row.outer});
       } else {
-        add_row(node, result, {row.axis + rank - rank_b, row.inner, row.dim_class});
+        add_row(node, result, {row.axis + rank - rank_b, row.inner, row.dim_class, row.outer});
       }
     }
     // The batch axes broadcast as elementwise operands do.
@@ -331,21 +437,41 @@ class Analyzer {
     }
   }
 
+  // Whether a product contracting `a`'s axis `k_a` with `b`'s `k_b` adds only zeros from
+  // padded rows: K is one class's rows in both (or a constant in one), and one holds exactly 0
+  // at its padded elements (a softmax of masked scores), so each padded term is 0 · finite.
+  bool contracts_padded_zeros(const Value* a, int k_a, const Value* b, int k_b) {
+    const RowAxis* row_a = row_on(a, k_a);
+    const RowAxis* row_b = row_on(b, k_b);
+    if (!row_a && !row_b) return false;
+    if (row_a && row_b) {
+      if (row_a->inner != row_b->inner || row_a->outer != row_b->outer) return false;
+      unite(row_a->dim_class, row_b->dim_class);
+    } else if (!(row_a ? b : a)->is_constant()) {
+      return false;
+    }
+    const bool zeros = (row_a && padded_value(a, k_a).is_exactly(0)) ||
+                       (row_b && padded_value(b, k_b).is_exactly(0));
+    return zeros;
+  }
+
   void gemm(const Node& node) {
     const Value* result = node.result(0);
     const bool trans_a = node.int_attr("transA") != 0;
     const bool trans_b = node.int_attr("transB") != 0;
+    const bool zeros_along_k =
+        contracts_padded_zeros(node.operand(0), trans_a ? 0 : 1, node.operand(1), trans_b ? 1 : 0);
     for (const RowAxis& row : rows_of(node.operand(0))) {
       if (row.axis == (trans_a ? 1 : 0)) {
-        add_row(node, result, {0, row.inner, row.dim_class});
-      } else {
+        add_row(node, result, {0, row.inner, row.dim_class, row.outer});
+      } else if (!zeros_along_k) {
         refuse(row.dim_class, node, "sums along the padded axis (K of operand A)");
       }
     }
     for (const RowAxis& row : rows_of(node.operand(1))) {
       if (row.axis == (trans_b ? 0 : 1)) {
-        add_row(node, result, {1, row.inner, row.dim_class});
-      } else {
+        add_row(node, result, {1, row.inner, row.dim_class, row.outer});
+      } else if (!zeros_along_k) {
         refuse(row.dim_class, node, "sums along the padded axis (K of operand B)");
       }
     }
@@ -355,28 +481,38 @@ class Analyzer {
   void transpose(const Node& node) {
     const std::vector<int64_t>& perm = node.ints_attr("perm");
     for (RowAxis row : rows_of(node.operand(0))) {
+      const int from = row.axis;
       row.axis = static_cast<int>(std::find(perm.begin(), perm.end(), row.axis) - perm.begin());
       add_row(node, node.result(0), row);
+      carry_padded_value(node, from, row.axis);
     }
   }
 
-  // The row digit of the flat index survives when some output axis starts where the row axis
-  // starts (the same product of dims before it) and holds whole rows.
+  void carry_padded_value(const Node& node, int from, int to) {
+    set_padded_value(node.result(0), to, padded_value(node.operand(0), from));
+  }
+
+  // The row digit of the flat index survives when it lies within one output axis: its indices
+  // step by inner · (the elements after its axis) over [that, that · rows), and an output axis
+  // covers [elements after it, elements from it on). (Rows of a class at size 1 take the
+  // outermost axis that fits.)
   void reshape(const Node& node) {
     const Shape& in = shape_of(node.operand(0));
     const Shape& out = shape_of(node.result(0));
     for (const RowAxis& row : rows_of(node.operand(0))) {
-      const int64_t rows = in[row.axis] / row.inner;
-      const int64_t outer = product(in, 0, row.axis);
-      size_t b = 0;
-      int64_t prefix = 1;
-      while (prefix < outer && b < out.size()) prefix *= out[b++];
-      while (b < out.size() && out[b] == 1) ++b;
-      if (prefix != outer || b == out.size() || out[b] % rows != 0) {
-        refuse(row.dim_class, node, "merges the padded rows with another axis");
-        continue;
+      const int64_t rows = in[row.axis] / (row.inner * row.outer);
+      const int64_t step = row.inner * product(in, row.axis + 1, in.size());
+      const int64_t span = step * rows;
+      bool placed = false;
+      for (size_t b = 0; b < out.size() && !placed; ++b) {
+        const int64_t out_step = product(out, b + 1, out.size());
+        if (step % out_step != 0 || out_step * out[b] % span != 0) continue;
+        add_row(node, node.result(0),
+                {static_cast<int>(b), step / out_step, row.dim_class, out_step * out[b] / span});
+        carry_padded_value(node, row.axis, static_cast<int>(b));
+        placed = true;
       }
-      add_row(node, node.result(0), {static_cast<int>(b), out[b] / rows, row.dim_class});
+      if (!placed) refuse(row.dim_class, node, "merges the padded rows with another axis");
     }
   }
 
@@ -385,18 +521,23 @@ class Analyzer {
     const std::vector<int64_t>& axes = node.ints_attr("axes");
     for (const RowAxis& row : rows_of(node.operand(0))) {
       bool whole = true;
+      bool real = false;  // takes only rows every run has
       for (size_t i = 0; i < axes.size(); ++i) {
         if (normalize_axis(axes[i], static_cast<int64_t>(in.size())) != row.axis) continue;
         const int64_t start = node.ints_attr("starts")[i];
         const int64_t end = node.ints_attr("ends")[i];
-        whole = node.ints_attr("steps")[i] == 1 && (start == 0 || start <= -in[row.axis]) &&
-                end >= in[row.axis];
+        const int64_t step = node.ints_attr("steps")[i];
+        whole = step == 1 && (start == 0 || start <= -in[row.axis]) && end >= in[row.axis];
+        real = row.inner == 1 && row.outer == 1 && step > 0 && start >= 0 &&
+               end <= smallest_size(row.dim_class);
       }
+      if (real) continue;  // the result has no padded rows
       if (!whole) {
         refuse(row.dim_class, node, fmt::format("slices the padded axis {}", row.axis));
         continue;
       }
       add_row(node, node.result(0), row);
+      carry_padded_value(node, row.axis, row.axis);
     }
   }
 
@@ -440,16 +581,33 @@ class Analyzer {
     const int index_rank = static_cast<int>(node.operand(1)->type().rank());
     for (RowAxis row : rows_of(node.operand(0))) {
       if (row.axis == axis) {
-        refuse(row.dim_class, node, "gathers along the padded axis");
+        if (!gathers_real_rows(node, row)) {
+          refuse(row.dim_class, node, "gathers along the padded axis");
+        }
         continue;
       }
+      const int from = row.axis;
       if (row.axis > axis) row.axis += index_rank - 1;
       add_row(node, node.result(0), row);
+      carry_padded_value(node, from, row.axis);
     }
     for (RowAxis row : rows_of(node.operand(1))) {
       row.axis += static_cast<int>(axis);
       add_row(node, node.result(0), row);
     }
+  }
+
+  // Whether a gather along `row`'s axis reads only rows every run has: constant indices, each
+  // at least 0 and below the class's smallest size (BERT's pooler reads the first token).
+  bool gathers_real_rows(const Node& node, const RowAxis& row) {
+    const Value* indices = node.operand(1);
+    if (!indices->is_constant() || !indices->has_data() || row.inner != 1 || row.outer != 1) {
+      return false;
+    }
+    const std::vector<int64_t> values = indices->data().to_ints();
+    const int64_t smallest = smallest_size(row.dim_class);
+    return std::all_of(values.begin(), values.end(),
+                       [&](int64_t i) { return i >= 0 && i < smallest; });
   }
 
   // Ops keeping each axis's size may keep rows on an axis they leave alone (pad, tile, resize,
@@ -483,7 +641,9 @@ class Analyzer {
   }
 
   const Graph& graph_;
+  const std::vector<VaryingDim>& dims_;
   std::map<const Value*, Rows> rows_;
+  std::map<std::pair<const Value*, int>, PaddedValue> padded_;  // by (value, axis)
   std::vector<int> parent_;
   std::vector<std::string> refusal_;
 };

@@ -12,6 +12,13 @@
 // matrix product contracting it, a constant with a full-size axis there) cannot be padded; the
 // reason names the node.
 //
+// A padded sequence may also be summed over where the padding provably adds nothing: padded keys
+// whose scores an additive mask (padded with 0, so (1 - 0) * -10000 there) lowers by 1e4 or
+// more get exactly 0 from a softmax along them, and a matrix product contracting along padded
+// rows whose elements are exactly 0 in one operand adds only zeros (passes/padding_values.h).
+// This holds as it does for any batch a tokenizer pads: the padded positions' own values are
+// finite and their scores within 9896 of the real ones', so that exp underflows to 0.
+//
 // Constants are taken as they are: one with the padded size along a row axis (token-type ids of
 // zeros expanded to [batch, sequence], position embeddings) is read as rows, and one computed
 // from an input's shape (1/batch folded into a scalar) is not seen. Both are the caller's to
@@ -32,13 +39,17 @@ namespace kiln::passes {
 struct VaryingDim {
   int input = 0;  // position in graph.inputs()
   int axis = 0;
+  int64_t min = 1;  // the smallest size a run may have: rows below it are always real
 };
 
-// Where a class's rows lie in a value: along `axis`, index = row · inner + r (r < inner).
+// Where a class's rows lie in a value: along `axis`, index = (o · rows + row) · inner + r
+// (o < outer, r < inner). outer > 1 where the rows are an inner digit of merged axes: [B, S, H]
+// reshaped to [B·S, H] has S's rows on axis 0 with outer B (and B's with inner S).
 struct RowAxis {
   int axis = 0;
   int64_t inner = 1;
   int dim_class = 0;
+  int64_t outer = 1;
   bool operator==(const RowAxis&) const = default;
 };
 
@@ -47,8 +58,8 @@ struct PaddingAnalysis {
   // Per class: empty when padding its dims keeps real rows exact, else why not ("node /Softmax
   // (softmax) reduces along the padded axis 3").
   std::vector<std::string> refusal;
-  // Per graph output: its row axes (at most one per class; a class on two axes of one output
-  // is refused).
+  // Per graph output: its row axes (at most one per class, with outer 1; a class on two axes
+  // of one output, or inside a merged axis, is refused).
   std::vector<std::vector<RowAxis>> output_rows;
   // Every value with rows (classes as above); values without rows are absent.
   std::map<const Value*, std::vector<RowAxis>> value_rows;

@@ -12,9 +12,12 @@ Steps:
   2. `kiln compile DIR/MODEL_dynamic.onnx --input-shape NAME=LO..HIx... -o DIR/MODEL_dynamic.kiln`
      (--arch native --no-autotune with --device gpu), and `kiln inspect` of it: the batch must be padded and
      the variants must be the powers of two in the range and its end (times the sequence sizes);
+     (with --sequence, the sequence length's variants too: padded, since the additive attention
+     mask padded with zeros masks the padded keys);
   3. --device cpu: for each batch b and the variant size B it runs at, kiln's CPU reference on
-     the inputs padded with zero rows to B, cut back to b rows, against the reference at b
-     (|got - want| <= 1e-5 + 1e-4·|want|): the padding the analysis allowed changes no real row;
+     the inputs padded with zero rows to B (and zeros to the variant's sequence length), cut back
+     to b rows (and the sequence), against the reference at b (|got - want| <= 1e-5 +
+     1e-4·|want|): the padding the analysis allowed changes no real row;
      --device gpu: `kiln run DIR/MODEL_dynamic.kiln` at each batch (and each --sequence length)
      against onnxruntime at that shape, |got - want| <= 1e-4 + 1e-3·|want|.
 Exit status: 0 pass, 1 mismatch or a failed step, 77 (gpu) no CUDA device.
@@ -101,10 +104,15 @@ def reference_run(args, work, model_path, inputs, tag):
     return read_outputs(out_dir)
 
 
-def variant_sizes(inspect_text):
-    """The batch size of each variant, from `kiln inspect`'s variant lines."""
-    return sorted({int(m.group(1)) for m in re.finditer(r"^\s+\d+: sizes (\d+)", inspect_text,
-                                                          re.M)})
+def variant_sizes(inspect_text, position=0):
+    """The sizes of each variant's class `position` (0: the batch; 1: bert's sequence), from
+    `kiln inspect`'s variant lines."""
+    return sorted({int(m.group(1).split(",")[position])
+                   for m in re.finditer(r"^\s+\d+: sizes ([\d,]+)", inspect_text, re.M)})
+
+
+def powers_of_two_and_end(low, high):
+    return sorted({p for p in (2 ** i for i in range(32)) if low <= p < high} | {high})
 
 
 def main():
@@ -115,9 +123,11 @@ def main():
     parser.add_argument("--torch-python", required=True)
     parser.add_argument("--batches", required=True, type=parse_range)
     parser.add_argument("--sequence", type=parse_range,
-                        help="bert: also vary the sequence length over LO..HI (a variant each)")
+                        help="bert: also vary the sequence length over LO..HI")
     parser.add_argument("--check", default="",
                         help="comma-separated batches to check (default: every one)")
+    parser.add_argument("--check-sequences", default="",
+                        help="comma-separated sequence lengths to check (default: every one)")
     parser.add_argument("--device", choices=["cpu", "gpu"], default="cpu")
     args = parser.parse_args()
     if args.device == "gpu" and not has_cuda_device():
@@ -148,17 +158,23 @@ def main():
     report = run([args.kiln, "inspect", program])
     print(report.split("\nvariant ")[0])
     sizes = variant_sizes(report)
-    expected = sorted({p for p in (2 ** i for i in range(32)) if low <= p < high} | {high})
+    expected = powers_of_two_and_end(low, high)
     if sizes != expected:
         print(f"FAILED: batch sizes of the variants {sizes}, expected {expected}")
         return 1
-    if "padded: a run of size n" not in report:
-        print("FAILED: the batch is not padded")
+    if report.count("padded: a run of size n") != (2 if args.sequence else 1):
+        print("FAILED: the batch (and the sequence) are not padded")
+        return 1
+    sequence_sizes = variant_sizes(report, 1) if args.sequence else []
+    if args.sequence and sequence_sizes != powers_of_two_and_end(*args.sequence):
+        print(f"FAILED: sequence sizes of the variants {sequence_sizes}, expected "
+              f"{powers_of_two_and_end(*args.sequence)}")
         return 1
 
     batches = ([int(b) for b in args.check.split(",")] if args.check
                else list(range(low, high + 1)))
-    sequences = range(args.sequence[0], args.sequence[1] + 1) if args.sequence else [None]
+    sequences = ([int(s) for s in args.check_sequences.split(",")] if args.check_sequences
+                 else range(args.sequence[0], args.sequence[1] + 1) if args.sequence else [None])
     failures = 0
     for sequence in sequences:
         for batch in batches:
@@ -166,13 +182,23 @@ def main():
             tag = f"b{batch}" + (f"s{sequence}" if sequence else "")
             if args.device == "cpu":
                 bucket = min(s for s in sizes if s >= batch)
+                length = min((s for s in sequence_sizes if s >= sequence), default=sequence)
                 want = reference_run(args, work, model_path, inputs, tag)
-                padded = {name: np.concatenate(
-                    [value, np.zeros((bucket - batch,) + value.shape[1:], value.dtype)])
-                    for name, value in inputs.items()}
-                got = {name: value[:batch] for name, value in
-                       reference_run(args, work, model_path, padded, tag + "-padded").items()}
-                what, atol, rtol = f"padded to {bucket} on the CPU reference", 1e-5, 1e-4
+                padded = {}
+                for name, value in inputs.items():
+                    widths = [(0, bucket - batch)] + [(0, 0)] * (value.ndim - 1)
+                    if sequence:
+                        widths[1] = (0, length - sequence)
+                    padded[name] = np.pad(value, widths)
+                got = {}
+                for name, value in reference_run(args, work, model_path, padded,
+                                                 tag + "-padded").items():
+                    value = value[:batch]
+                    if sequence and value.ndim >= 3 and value.shape[1] == length:
+                        value = value[:, :sequence]  # bert's last hidden state [B, S, H]
+                    got[name] = value
+                what, atol, rtol = (f"padded to {bucket}" + (f"x{length}" if sequence else "")
+                                    + " on the CPU reference", 1e-5, 1e-4)
             else:
                 import onnxruntime
                 session = onnxruntime.InferenceSession(model_path,

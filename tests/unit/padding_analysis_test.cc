@@ -1,7 +1,8 @@
 // The padding analysis (passes/padding_analysis.h) on small graphs: rows carried through
 // elementwise ops, matrix products, convolutions, reshapes and transposes; refused where a
 // softmax, a sum or a product along K mixes them, or where an unpadded operand has the padded
-// size; varying dims that meet made one class.
+// size; varying dims that meet made one class; a sequence padded under an additive attention
+// mask (passes/padding_values.h), merged with the batch, its first token read.
 #include "passes/padding_analysis.h"
 
 #include <gtest/gtest.h>
@@ -145,6 +146,137 @@ graph @g(%x: f32[4,3,8,8], %w: f32[6,3,3,3]) -> (f32[4,6,1,1], f32[1,6,8,8]) {
                                            {{0, 0}});
   EXPECT_NE(analysis.refusal[0].find("combines elements along axis 0"), std::string::npos);
   EXPECT_EQ(analysis.output_rows[0], (std::vector<RowAxis>{{0, 1, 0}}));
+}
+
+// BERT's attention: an additive mask (1 - mask) * -10000, padded with zeros, masks the padded
+// keys; the softmax gives them exactly 0 and P·V adds nothing from them. Batch and sequence both
+// vary, merged into one axis for the projection.
+std::string masked_attention(const std::string& mask_scale, const std::string& first_token) {
+  return R"(
+graph @g(%x: f32[2,5,8], %mask: i64[2,5], %wq: f32[8,8], %wk: f32[8,8], %wv: f32[8,8]) -> (f32[2,5,8], f32[2,8]) {
+  %one = const f32[] 1.0
+  %big = const f32[] )" +
+         mask_scale + R"(
+  %first = const i64[] )" +
+         first_token + R"(
+  %flat = reshape(%x) {shape=[10, 8]} : f32[10,8]
+  %qf = matmul(%flat, %wq) : f32[10,8]
+  %kf = matmul(%flat, %wk) : f32[10,8]
+  %vf = matmul(%flat, %wv) : f32[10,8]
+  %q = reshape(%qf) {shape=[2, 5, 8]} : f32[2,5,8]
+  %k = reshape(%kf) {shape=[2, 5, 8]} : f32[2,5,8]
+  %v = reshape(%vf) {shape=[2, 5, 8]} : f32[2,5,8]
+  %kt = transpose(%k) {perm=[0, 2, 1]} : f32[2,8,5]
+  %s = matmul(%q, %kt) : f32[2,5,5]
+  %m4 = reshape(%mask) {shape=[2, 1, 5]} : i64[2,1,5]
+  %mf = cast(%m4) {to=f32} : f32[2,1,5]
+  %inv = sub(%one, %mf) : f32[2,1,5]
+  %add = mul(%inv, %big) : f32[2,1,5]
+  %masked = add(%s, %add) : f32[2,5,5]
+  %p = softmax(%masked) {axis=-1} : f32[2,5,5]
+  %o = matmul(%p, %v) : f32[2,5,8]
+  %cls = gather(%o, %first) {axis=1} : f32[2,8]
+  return %o, %cls
+})";
+}
+
+TEST(PaddingAnalysis, ASequenceUnderAnAdditiveMaskIsPadded) {
+  const PaddingAnalysis analysis =
+      analyze(masked_attention("-10000.0", "0"), {{0, 0}, {0, 1}, {1, 0}, {1, 1}});
+  ASSERT_EQ(analysis.refusal.size(), 2u);
+  const int batch = analysis.dim_class[0];
+  const int sequence = analysis.dim_class[1];
+  EXPECT_EQ(analysis.dim_class, (std::vector<int>{batch, sequence, batch, sequence}));
+  EXPECT_EQ(analysis.refusal[batch], "");
+  EXPECT_EQ(analysis.refusal[sequence], "") << analysis.refusal[sequence];
+  ASSERT_EQ(analysis.output_rows.size(), 2u);
+  EXPECT_EQ(analysis.output_rows[0], (std::vector<RowAxis>{{0, 1, batch}, {1, 1, sequence}}));
+  EXPECT_EQ(analysis.output_rows[1], (std::vector<RowAxis>{{0, 1, batch}}));  // the first token
+}
+
+TEST(PaddingAnalysis, AMaskTooSmallOrAPaddedTokenReadIsRefused) {
+  // -100 does not make exp underflow: the padded keys would keep some weight.
+  const PaddingAnalysis weak =
+      analyze(masked_attention("-100.0", "0"), {{0, 0}, {0, 1}, {1, 0}, {1, 1}});
+  EXPECT_NE(weak.refusal[weak.dim_class[1]].find("softmax"), std::string::npos)
+      << weak.refusal[weak.dim_class[1]];
+  EXPECT_NE(weak.refusal[weak.dim_class[1]].find("not masked"), std::string::npos);
+  // The last token (-1) is a padded one whenever the sequence is padded; token 2 is real only
+  // for runs of at least 3 tokens.
+  for (const char* token : {"-1", "2"}) {
+    const PaddingAnalysis last =
+        analyze(masked_attention("-10000.0", token), {{0, 0}, {0, 1}, {1, 0}, {1, 1}});
+    EXPECT_NE(last.refusal[last.dim_class[1]].find("gathers along the padded axis"),
+              std::string::npos)
+        << token << ": " << last.refusal[last.dim_class[1]];
+  }
+  std::vector<VaryingDim> at_least_three = {{0, 0}, {0, 1, 3}, {1, 0}, {1, 1, 3}};
+  const PaddingAnalysis third = analyze(masked_attention("-10000.0", "2"), at_least_three);
+  EXPECT_EQ(third.refusal[third.dim_class[1]], "");
+}
+
+TEST(PaddingAnalysis, AMaskFilledWithTheLowestValueIsPadded) {
+  // transformers' newer form: where(bool(1 - mask), lowest, 0) added to the scores, in f16.
+  const PaddingAnalysis analysis = analyze(R"(
+graph @g(%s: f16[2,5,5], %mask: i64[2,5]) -> (f16[2,5,5]) {
+  %one = const f16[] 1.0
+  %lowest = const f16[] -65504.0
+  %zero = const f16[] 0.0
+  %m3 = reshape(%mask) {shape=[2, 1, 5]} : i64[2,1,5]
+  %mf = cast(%m3) {to=f16} : f16[2,1,5]
+  %inv = sub(%one, %mf) : f16[2,1,5]
+  %b = cast(%inv) {to=bool} : bool[2,1,5]
+  %add = where(%b, %lowest, %zero) : f16[2,1,5]
+  %masked = add(%s, %add) : f16[2,5,5]
+  %p = softmax(%masked) {axis=-1} : f16[2,5,5]
+  return %p
+})",
+                                           {{0, 1}, {0, 2}, {1, 1}});
+  // The scores' queries (axis 1) and keys (axis 2) vary; the mask's tokens are the keys.
+  EXPECT_EQ(analysis.dim_class, (std::vector<int>{0, 1, 1}));
+  EXPECT_EQ(analysis.refusal[1], "") << analysis.refusal[1];
+  EXPECT_EQ(analysis.output_rows[0], (std::vector<RowAxis>{{1, 1, 0}, {2, 1, 1}}));
+}
+
+TEST(PaddingAnalysis, MergedBatchAndSequenceAreSeparateDigits) {
+  const PaddingAnalysis analysis = analyze(R"(
+graph @g(%x: f32[2,5,8], %w: f32[8,4]) -> (f32[10,4]) {
+  %flat = reshape(%x) {shape=[10, 8]} : f32[10,8]
+  %y = matmul(%flat, %w) : f32[10,4]
+  return %y
+})",
+                                           {{0, 0}, {0, 1}});
+  ASSERT_EQ(analysis.refusal.size(), 2u);
+  // Both classes' rows lie on axis 0 ([B·S]); the sequence's inside the batch's (outer 2), which
+  // an output cannot be cut back along.
+  EXPECT_EQ(analysis.refusal[analysis.dim_class[0]], "");
+  EXPECT_NE(analysis.refusal[analysis.dim_class[1]].find("inside a merged axis"), std::string::npos)
+      << analysis.refusal[analysis.dim_class[1]];
+  const std::vector<RowAxis>& rows = analysis.output_rows[0];
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0], (RowAxis{0, 5, analysis.dim_class[0], 1}));
+  EXPECT_EQ(rows[1], (RowAxis{0, 1, analysis.dim_class[1], 2}));
+}
+
+TEST(PaddingAnalysis, ASumOverPaddedNonzerosIsRefused) {
+  // Summing the padded input adds its zeros: allowed. Summing x + 1 over the tokens would add 1
+  // for each padded token: refused.
+  const std::string graph = R"(
+graph @g(%x: f32[2,5,8]) -> (f32[2,8]) {
+  %one = const f32[] 1.0
+  %h = add(%x, %one) : f32[2,5,8]
+  %y = reduce_sum(%SUMMED) {axes=[1], keepdims=0} : f32[2,8]
+  return %y
+})";
+  const auto with = [&](const std::string& summed) {
+    std::string text = graph;
+    text.replace(text.find("SUMMED"), 6, summed);
+    return analyze(text, {{0, 1}});
+  };
+  EXPECT_EQ(with("x").refusal[0], "");
+  const PaddingAnalysis analysis = with("h");
+  EXPECT_NE(analysis.refusal[0].find("combines elements along axis 1"), std::string::npos)
+      << analysis.refusal[0];
 }
 
 }  // namespace
