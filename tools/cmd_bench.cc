@@ -1,7 +1,9 @@
 // kiln bench: compiles a model in each variant of --compare (unfused: one kernel per op;
 // fused: the whole pipeline), runs every variant on the GPU, checks its outputs against kiln's
-// CPU reference interpreter of the f32 model (tools/compare.h, tolerance_for_model: the error,
-// the norm and, in 16 bits, cosine; max abs and rel error and cosine printed; a variant that does
+// CPU reference interpreter of the f32 model (tools/compare.h, tolerance_for_model at the
+// judged_precision: the error, the norm and, in 16 bits, cosine — a model holding f16 values of
+// its own is judged in 16 bits at any --precision; integer outputs exactly; max abs and rel
+// error and cosine printed; a variant that does
 // not match is a MISMATCH row and exit status 1), then times it: CUDA-event timings
 // of CUDA-graph replays after a warm-up, reported as median and p90, with each variant's speedup
 // over the first that ran; then checks one more run, through the CUDA graph (its concurrent
@@ -193,14 +195,19 @@ struct OutputCheck {
   std::string mismatch;
 };
 
-OutputCheck check_outputs(const std::vector<Tensor>& outputs, const std::vector<Tensor>& expected,
-                          const BenchOptions& options) {
+// The CPU reference's outputs and the precision they are judged at (judged_precision).
+struct Reference {
+  std::vector<Tensor> outputs;
+  std::string precision;
+};
+
+OutputCheck check_outputs(const std::vector<Tensor>& outputs, const Reference& reference) {
   OutputCheck check;
   for (size_t i = 0; i < outputs.size(); ++i) {
-    const Tolerance tolerance =
-        tolerance_for_model(options.passes.precision.precision, expected[i].dtype());
+    const Tensor& want = reference.outputs[i];
+    const Tolerance tolerance = tolerance_for_model(reference.precision, want.dtype());
     const Comparison comparison =
-        compare_tensors(outputs[i].converted(expected[i].dtype()), expected[i], tolerance);
+        compare_tensors(as_float_dtype(outputs[i], want.dtype()), want, tolerance);
     check.worst_cosine = std::min(check.worst_cosine, comparison.cosine);
     check.max_abs = std::max(check.max_abs, comparison.max_abs_error);
     check.max_rel = std::max(check.max_rel, comparison.max_rel_error);
@@ -211,13 +218,13 @@ OutputCheck check_outputs(const std::vector<Tensor>& outputs, const std::vector<
   return check;
 }
 
-// Compiles `variant` for this GPU, runs it on `inputs`, compares with `expected` and times it;
+// Compiles `variant` for this GPU, runs it on `inputs`, compares with `reference` and times it;
 // returns its figures (kernel_launches, compile_seconds, max_abs_error, max_rel_error, cosine,
 // median_ms, p90_ms); with `keep_program`, a copy of the compiled program there.
 // Throws what compiling, loading or running throws.
 nlohmann::json bench_variant(const std::string& variant, const BenchOptions& options,
                              const std::map<std::string, Shape>& input_shapes,
-                             const std::vector<Tensor>& inputs, const std::vector<Tensor>& expected,
+                             const std::vector<Tensor>& inputs, const Reference& reference,
                              Progress& progress, nlohmann::json& report, Program* keep_program) {
   CompileOptions compile_options;
   compile_options.archs = {options.arch};
@@ -252,7 +259,7 @@ nlohmann::json bench_variant(const std::string& variant, const BenchOptions& opt
   entry["kernel_launches"] = steps;
   entry["compile_seconds"] = compile_seconds;
   entry["tactics"] = tactics_json(compiled.autotune);
-  const OutputCheck check = check_outputs(outputs, expected, options);
+  const OutputCheck check = check_outputs(outputs, reference);
   entry["max_abs_error"] = check.max_abs;
   entry["max_rel_error"] = check.max_rel;
   entry["cosine"] = check.worst_cosine;
@@ -268,7 +275,7 @@ nlohmann::json bench_variant(const std::string& variant, const BenchOptions& opt
   // The first run launched the kernels one by one; the timed ones replayed the CUDA graph (its
   // concurrent branches, its early launches), so one more run through the graph is checked too:
   // the errors and the cosine reported are the worse of the two runs'.
-  const OutputCheck replayed = check_outputs(session.run(program_inputs), expected, options);
+  const OutputCheck replayed = check_outputs(session.run(program_inputs), reference);
   entry["max_abs_error"] = std::max(check.max_abs, replayed.max_abs);
   entry["max_rel_error"] = std::max(check.max_rel, replayed.max_rel);
   entry["cosine"] = std::min(check.worst_cosine, replayed.worst_cosine);
@@ -311,8 +318,9 @@ int run_bench(const BenchOptions& options) {
       options.passes.precision);
   progress.stage("CPU reference run");
   bool reference_from_cache = false;
-  const std::vector<Tensor> expected =
-      cached_reference_outputs(options.model, *reference_graph, inputs, "", &reference_from_cache);
+  const Reference reference = {
+      cached_reference_outputs(options.model, *reference_graph, inputs, "", &reference_from_cache),
+      judged_precision(options.passes.precision.precision, *reference_graph)};
   if (reference_from_cache) {
     std::cerr << "kiln bench: the CPU reference's outputs from the cache (same kiln binary, "
                  "model and inputs)\n";
@@ -333,9 +341,9 @@ int run_bench(const BenchOptions& options) {
     try {
       const bool for_devices = !devices.empty() && variant == options.compare.back();
       if (for_devices) devices_program.emplace();
-      nlohmann::json entry = bench_variant(variant, options, input_shapes, inputs, expected,
-                                           progress, report,
-                                           for_devices ? &*devices_program : nullptr);
+      nlohmann::json entry =
+          bench_variant(variant, options, input_shapes, inputs, reference, progress, report,
+                        for_devices ? &*devices_program : nullptr);
       const double median = entry["median_ms"].get<double>();
       if (baseline_ms == 0) baseline_ms = median;
       entry["speedup"] = baseline_ms / median;
@@ -384,7 +392,7 @@ int run_bench(const BenchOptions& options) {
       report["devices"] = bench_devices(
           *devices_program, devices, in_program_dtypes(*devices_program, inputs),
           [&](const std::vector<Tensor>& outputs) {
-            return check_outputs(outputs, expected, options).mismatch;
+            return check_outputs(outputs, reference).mismatch;
           },
           options.iterations, options.warmup);
       std::cout << devices_table(variant, report["devices"]);

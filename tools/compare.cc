@@ -74,6 +74,23 @@ Tolerance tolerance_for_model(const std::string& precision, DType want_dtype) {
   return tolerance;
 }
 
+std::string judged_precision(const std::string& precision, const Graph& graph) {
+  if (precision == "bf16") return precision;
+  bool f16 = false;
+  bool bf16 = false;
+  const auto note = [&](const Value* value) {
+    f16 = f16 || value->type().dtype == DType::kF16;
+    bf16 = bf16 || value->type().dtype == DType::kBF16;
+  };
+  for (const Value* value : graph.inputs()) note(value);
+  for (const Value* value : graph.constants()) note(value);
+  for (const Node* node : graph.nodes()) {
+    for (const Value* result : node->results()) note(result);
+  }
+  if (bf16) return "bf16";
+  return f16 && precision == "fp32" ? "fp16" : precision;
+}
+
 Comparison compare_tensors(const Tensor& got, const Tensor& want, const Tolerance& tolerance) {
   Comparison result;
   // bf16 outputs are stored as f32 .npy files, so an f32 expectation may judge a bf16 result.

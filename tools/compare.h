@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <string>
 
+#include "ir/graph.h"
 #include "ir/tensor.h"
 
 namespace kiln::tools {
@@ -70,6 +71,14 @@ Tolerance tolerance_for_precision(const std::string& precision, DType want_dtype
 // the model tests (tests/models/run_model_test.py, SIXTEEN_BIT_BARS), calibrated on the dev
 // models with random weights: tf32 and fp16 reach 0.021 of max |want|, bf16 0.111.
 Tolerance tolerance_for_model(const std::string& precision, DType want_dtype);
+
+// The precision a model's results are judged at: the coarser of `precision` and the model's own
+// 16-bit floats (f16 or bf16 inputs, constants or results: an fp16 export, a cast to f16
+// inside): fp32 → fp16 for a model holding f16, anything but bf16 → bf16 for one holding bf16.
+// The CPU reference
+// rounds each such value as it is stored, a fused kernel where it leaves the kernel, so fp32's
+// bar would fail them for rounding alone.
+std::string judged_precision(const std::string& precision, const Graph& graph);
 
 Comparison compare_tensors(const Tensor& got, const Tensor& want, const Tolerance& tolerance);
 

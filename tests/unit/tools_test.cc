@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "ir/error.h"
+#include "ir/parser.h"
 #include "test_temp_dir.h"
 #include "tools/compare.h"
 #include "tools/input_shapes.h"
@@ -119,6 +120,35 @@ TEST(CompareTest, ModelRulesRejectAScaledOutputAndFloorFp32SumsByTheLargestMagni
   const Tensor off = Tensor::from_vector(DType::kF32, {2}, std::vector<double>{285.0, 0.1207});
   EXPECT_FALSE(compare_tensors(off, sums, tolerance_for_precision("fp32", DType::kF32)).ok);
   EXPECT_TRUE(compare_tensors(off, sums, tolerance_for_model("fp32", DType::kF32)).ok);
+}
+
+TEST(CompareTest, AModelWithSixteenBitValuesIsJudgedInSixteenBits) {
+  const auto judged = [](const std::string& precision, const std::string& text) {
+    return judged_precision(precision, *parse_graph(text));
+  };
+  const std::string f32 = R"(
+graph @g(%x: f32[4]) -> (f32[4]) {
+  %y = relu(%x) : f32[4]
+  return %y
+})";
+  const std::string f16_inside = R"(
+graph @g(%x: f32[4]) -> (f32[4]) {
+  %h = cast(%x) {to=f16} : f16[4]
+  %r = relu(%h) : f16[4]
+  %y = cast(%r) {to=f32} : f32[4]
+  return %y
+})";
+  const std::string bf16_input = R"(
+graph @g(%x: bf16[4]) -> (bf16[4]) {
+  %y = relu(%x) : bf16[4]
+  return %y
+})";
+  EXPECT_EQ(judged("fp32", f32), "fp32");
+  EXPECT_EQ(judged("fp32", f16_inside), "fp16");
+  EXPECT_EQ(judged("fp32", bf16_input), "bf16");
+  EXPECT_EQ(judged("tf32", f16_inside), "tf32");  // already a 16-bit bar
+  EXPECT_EQ(judged("fp16", bf16_input), "bf16");
+  EXPECT_EQ(judged("bf16", f16_inside), "bf16");
 }
 
 TEST(CompareTest, SixteenBitErrorIsBoundedByTheLargestMagnitude) {
