@@ -27,8 +27,10 @@ std::string Comparison::summary() const {
       "max abs {:.3g} ({:.3g} of max |want|), max rel {:.3g}, norm ratio {:.6f}, cosine {:.6f}",
       max_abs_error, max_error_of_max(), max_rel_error, norm_ratio, cosine);
   if (mismatches) {
-    text += fmt::format(", {} elements out of tolerance (first at flat index {})", mismatches,
-                        first_mismatch);
+    text += fmt::format(
+        ", {} elements out of tolerance (first at flat index {}: got {:.6g}, want "
+        "{:.6g})",
+        mismatches, first_mismatch, first_got, first_want);
   }
   if (!failed.empty()) text += "; failed: " + failed;
   return text;
@@ -135,7 +137,11 @@ Comparison compare_tensors(const Tensor& got, const Tensor& want, const Toleranc
       ++finite;
     }
     if (!close) {
-      if (result.first_mismatch < 0) result.first_mismatch = i;
+      if (result.first_mismatch < 0) {
+        result.first_mismatch = i;
+        result.first_got = g;
+        result.first_want = w;
+      }
       ++result.mismatches;
     }
   }

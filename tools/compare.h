@@ -33,6 +33,7 @@ struct Comparison {
   std::string problem;     // a dtype or shape mismatch, when there is one
   int64_t mismatches = 0;  // elements out of the element-wise rule, or misplaced NaN/infinities
   int64_t first_mismatch = -1;  // flat index
+  double first_got = 0.0, first_want = 0.0;  // the values there
   double max_abs_error = 0.0;
   double max_rel_error = 0.0;  // over elements whose expected value is not 0
   double max_abs_want = 0.0;

@@ -122,6 +122,19 @@ TEST(CompareTest, ModelRulesRejectAScaledOutputAndFloorFp32SumsByTheLargestMagni
   EXPECT_TRUE(compare_tensors(off, sums, tolerance_for_model("fp32", DType::kF32)).ok);
 }
 
+TEST(CompareTest, TheFirstMismatchShowsItsValues) {
+  // Non-finite mismatches leave the finite figures at 0; the values say what differs.
+  const double inf = std::numeric_limits<double>::infinity();
+  const Tensor want = Tensor::from_vector(DType::kF32, {2}, std::vector<double>{1.0, -inf});
+  const Tensor got = Tensor::from_vector(DType::kF32, {2}, std::vector<double>{1.0, inf});
+  const Comparison comparison =
+      compare_tensors(got, want, tolerance_for_model("fp32", DType::kF32));
+  EXPECT_FALSE(comparison.ok);
+  EXPECT_THAT(comparison.summary(),
+              testing::HasSubstr("1 elements out of tolerance (first at flat index 1: got inf, "
+                                 "want -inf)"));
+}
+
 TEST(CompareTest, AModelWithSixteenBitValuesIsJudgedInSixteenBits) {
   const auto judged = [](const std::string& precision, const std::string& text) {
     return judged_precision(precision, *parse_graph(text));
