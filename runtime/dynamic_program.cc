@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cstring>
 #include <fstream>
+#include <map>
+#include <set>
 
 #include "ir/error.h"
 #include "runtime/byte_reader.h"
@@ -19,7 +21,7 @@ namespace kiln {
 namespace {
 
 constexpr std::string_view kMagic = "KILR";
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kVersion = 2;  // 2: weight sets stored as pieces, each distinct piece once
 
 void write_shape(ByteWriter& out, const Shape& shape) {
   out.u32(static_cast<uint32_t>(shape.size()));
@@ -40,6 +42,52 @@ uint32_t weight_set(std::vector<const WeightBytes*>& sets, const WeightBytes& we
   sets.push_back(&weights);
   return static_cast<uint32_t>(sets.size() - 1);
 }
+
+// The offsets splitting `program`'s weight bytes into pieces: 0, every weight buffer's start and
+// end, and the end.
+std::vector<uint64_t> piece_boundaries(const Program& program) {
+  const uint64_t size = program.weights.size();
+  std::set<uint64_t> cuts = {0, size};
+  for (const ProgramBuffer& buffer : program.buffers) {
+    if (buffer.kind != ProgramBuffer::Kind::kWeight || buffer.offset < 0) continue;
+    const uint64_t start = static_cast<uint64_t>(buffer.offset);
+    cuts.insert(std::min(start, size));
+    cuts.insert(std::min(start + buffer.type.num_bytes(), size));
+  }
+  return {cuts.begin(), cuts.end()};
+}
+
+// Weight sets written as pieces (a set's bytes split at its weights' boundaries), each distinct
+// piece once: variants whose sets differ in a few constants (a sequence class's position
+// embeddings) store the other weights once in the file.
+class PieceWriter {
+ public:
+  // Adds the set of `program`; returns its (offset, piece index) list.
+  std::vector<std::pair<uint64_t, uint32_t>> add(const Program& program) {
+    const std::vector<uint64_t> cuts = piece_boundaries(program);
+    std::vector<std::pair<uint64_t, uint32_t>> layout;
+    for (size_t i = 0; i + 1 < cuts.size(); ++i) {
+      const std::span<const uint8_t> bytes(program.weights.data() + cuts[i], cuts[i + 1] - cuts[i]);
+      layout.emplace_back(cuts[i], piece_index(bytes));
+    }
+    return layout;
+  }
+  const std::vector<std::span<const uint8_t>>& pieces() const { return pieces_; }
+
+ private:
+  uint32_t piece_index(std::span<const uint8_t> bytes) {
+    std::vector<uint32_t>& same_hash = by_hash_[{bytes.size(), fnv1a_64(bytes)}];
+    for (const uint32_t index : same_hash) {
+      if (std::equal(bytes.begin(), bytes.end(), pieces_[index].begin())) return index;
+    }
+    pieces_.push_back(bytes);
+    same_hash.push_back(static_cast<uint32_t>(pieces_.size() - 1));
+    return same_hash.back();
+  }
+
+  std::vector<std::span<const uint8_t>> pieces_;
+  std::map<std::pair<size_t, uint64_t>, std::vector<uint32_t>> by_hash_;
+};
 
 std::string describe_dim(const VaryingDim& dim) {
   return fmt::format("input {} dim {}", dim.input, dim.axis);
@@ -197,8 +245,31 @@ DynamicProgram decode(std::span<const uint8_t> bytes, const std::string& source)
     variant.program = unvalidated_program_from_bytes(program_bytes, what);
   }
   // Each set once in memory too: the variants holding it share it (WeightBytes).
-  std::vector<WeightBytes> weights(in.count("weight sets", 8));
-  for (WeightBytes& set : weights) set = WeightBytes(in.blob("a weight set"));
+  std::vector<std::span<const uint8_t>> pieces(in.count("weight pieces", 8));
+  for (std::span<const uint8_t>& piece : pieces) {
+    piece = in.bytes(in.u64("a weight piece's size"), "a weight piece");
+  }
+  std::vector<WeightBytes> weights(in.count("weight sets", 8 + 4));
+  for (size_t w = 0; w < weights.size(); ++w) {
+    const std::string what = fmt::format("weight set {}", w);
+    const uint64_t size = in.u64("the size of " + what);
+    std::vector<uint8_t> bytes;  // grown piece by piece: a corrupt size allocates nothing
+    for (uint32_t n = in.count("the pieces of " + what, 12); n > 0; --n) {
+      const uint64_t offset = in.u64("a piece offset of " + what);
+      const uint32_t index = in.u32("a piece of " + what);
+      if (offset != bytes.size() || index >= pieces.size() ||
+          pieces[index].size() > size - bytes.size()) {
+        throw InputError(
+            fmt::format("{}: piece {} at offset {} does not continue it", what, index, offset));
+      }
+      bytes.insert(bytes.end(), pieces[index].begin(), pieces[index].end());
+    }
+    if (bytes.size() != size) {
+      throw InputError(
+          fmt::format("{}: its pieces hold {} of its {} bytes", what, bytes.size(), size));
+    }
+    weights[w] = WeightBytes(std::move(bytes));
+  }
   const size_t checksum_offset = in.offset();
   const uint64_t stored = in.u64("the checksum");
   if (stored != fnv1a_64(bytes.first(checksum_offset)) || in.remaining() != 0) {
@@ -279,6 +350,7 @@ std::vector<uint8_t> dynamic_program_to_bytes(const DynamicProgram& program) {
     out.string(dim_class.note);
   }
   std::vector<const WeightBytes*> weight_sets;
+  std::vector<const Program*> set_programs;  // a program holding each set
   out.u32(static_cast<uint32_t>(program.variants.size()));
   for (const ProgramVariant& variant : program.variants) {
     out.u32(static_cast<uint32_t>(variant.sizes.size()));
@@ -297,13 +369,27 @@ std::vector<uint8_t> dynamic_program_to_bytes(const DynamicProgram& program) {
         out.u32(static_cast<uint32_t>(row.dim_class));
       }
     }
-    out.u32(weight_set(weight_sets, variant.program.weights));
+    const uint32_t set = weight_set(weight_sets, variant.program.weights);
+    if (set == set_programs.size()) set_programs.push_back(&variant.program);
+    out.u32(set);
     Program without_weights = variant.program;
     without_weights.weights.clear();
     out.blob(program_to_bytes(without_weights));
   }
+  PieceWriter pieces;
+  std::vector<std::vector<std::pair<uint64_t, uint32_t>>> layouts;
+  for (const Program* holder : set_programs) layouts.push_back(pieces.add(*holder));
+  out.u32(static_cast<uint32_t>(pieces.pieces().size()));
+  for (const std::span<const uint8_t> piece : pieces.pieces()) out.blob(piece);
   out.u32(static_cast<uint32_t>(weight_sets.size()));
-  for (const WeightBytes* set : weight_sets) out.blob(set->bytes());
+  for (size_t w = 0; w < weight_sets.size(); ++w) {
+    out.u64(weight_sets[w]->size());
+    out.u32(static_cast<uint32_t>(layouts[w].size()));
+    for (const auto& [offset, index] : layouts[w]) {
+      out.u64(offset);
+      out.u32(index);
+    }
+  }
   out.u64(fnv1a_64(out.bytes()));
   return out.release();
 }

@@ -11,8 +11,11 @@
 //   variants  the sizes each class takes, the shapes compiled for, where each output's rows lie
 //             (to cut them back), and the program
 //
-// The file (program_io.h's bytes for each variant's program, with the weights stored once per
-// distinct set): "KILR" u32 version, dims, classes, variants, weight sets, u64 FNV-1a checksum.
+// The file (program_io.h's bytes for each variant's program without its weights): "KILR" u32
+// version (2), dims, classes, variants (each naming its weight set), the weight pieces (each
+// distinct piece of the sets' bytes, split at every weight's start and end, once), the weight
+// sets (size, then (offset, piece) in order), u64 FNV-1a checksum. Sets that differ in a few
+// constants (a sequence size's position embeddings) store the weights they share once.
 #pragma once
 
 #include <cstdint>

@@ -227,8 +227,13 @@ std::string dynamic_inspect_report(const DynamicProgram& program) {
                     variant.program.steps.size(), format_bytes(variant.program.arena_bytes), set);
     if (variant.program.arena_bytes >= program.variants[largest].program.arena_bytes) largest = v;
   }
-  text += fmt::format("weights: {} set{} stored once each\n", weight_sets.size(),
-                      weight_sets.size() == 1 ? "" : "s");
+  uint64_t set_bytes = 0;
+  for (const WeightBytes* set : weight_sets) set_bytes += set->size();
+  text += fmt::format(
+      "weights: {} set{}, {} together (the file holds each distinct weight once; a variant's "
+      "set is loaded onto the GPU whole)\n",
+      weight_sets.size(), weight_sets.size() == 1 ? "" : "s",
+      format_bytes(static_cast<int64_t>(set_bytes)));
   return text + fmt::format("\nvariant {} (the largest arena)\n", largest) +
          inspect_report(program.variants[largest].program);
 }

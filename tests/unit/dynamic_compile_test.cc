@@ -7,6 +7,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstring>
 #include <fstream>
 
 #include "dynamic_models.h"
@@ -130,6 +132,32 @@ TEST(DynamicCompile, PadsAroundAConstantOfBatchRowsThatIsTheSameAtEverySize) {
       compile_dynamic(dynamic_models::expanded_constant_model(), sm90(), {{"x", {{1, 4}, {4, 4}}}});
   EXPECT_TRUE(compiled.program.classes.at(0).padded) << compiled.program.classes[0].note;
   EXPECT_EQ(batch_sizes(compiled.program), (std::vector<int64_t>{1, 2, 4}));
+}
+
+TEST(DynamicCompile, StoresAWeightSharedBySeveralWeightSetsOnce) {
+  const CompiledDynamicModel compiled = compile_dynamic(
+      dynamic_models::expanded_constant_matmul_model(), sm90(), {{"x", {{1, 4}, {4, 4}}}});
+  const DynamicProgram& program = compiled.program;
+  ASSERT_EQ(batch_sizes(program), (std::vector<int64_t>{1, 2, 4}));
+  // Each batch size folds its own [batch, 4] constant: three weight sets, each holding w.
+  EXPECT_FALSE(
+      program.variants[1].program.weights.shares_bytes_with(program.variants[2].program.weights));
+  const std::vector<uint8_t> bytes = dynamic_program_to_bytes(program);
+  std::vector<uint8_t> w(4 * 256 * 4);
+  for (size_t k = 0; k < 4 * 256; ++k) {
+    const float value = 0.5f * static_cast<float>(k);
+    std::memcpy(w.data() + 4 * k, &value, 4);
+  }
+  size_t copies = 0;
+  for (auto at = bytes.begin();
+       (at = std::search(at, bytes.end(), w.begin(), w.end())) != bytes.end(); ++at) {
+    ++copies;
+  }
+  EXPECT_EQ(copies, 1u);  // w once in the file, not once per set
+  const DynamicProgram read = dynamic_program_from_bytes(bytes, "test.kiln");
+  for (size_t v = 0; v < program.variants.size(); ++v) {
+    EXPECT_EQ(read.variants[v].program.weights, program.variants[v].program.weights) << v;
+  }
 }
 
 TEST(DynamicCompile, PadsOneClassAndCompilesEverySizeOfAnother) {

@@ -118,6 +118,23 @@ inline std::string expanded_constant_model() {
   return write_model(builder, "expanded_constant");
 }
 
+// y = (x + expand(c, shape(x))) · w: a constant of batch rows (a weight set per batch size) and a
+// weight w [4, 256] of values 0.5·k, the same at every size.
+inline std::string expanded_constant_matmul_model() {
+  ModelBuilder builder;
+  builder.input("x", onnx::TensorProto::FLOAT, {std::string("batch"), int64_t{4}});
+  builder.float_initializer("c", {1, 4}, {1, -2, 3, -4});
+  std::vector<float> w(4 * 256);
+  for (size_t k = 0; k < w.size(); ++k) w[k] = 0.5f * static_cast<float>(k);
+  builder.float_initializer("w", {4, 256}, w);
+  builder.node("Shape", {"x"}, {"s"});
+  builder.node("Expand", {"c", "s"}, {"e"});
+  builder.node("Add", {"x", "e"}, {"h"});
+  builder.node("MatMul", {"h", "w"}, {"y"});
+  builder.output("y");
+  return write_model(builder, "expanded_constant_matmul");
+}
+
 // y = x - mean(x over each row): the rows may be padded, the row length may not.
 inline std::string row_mean_model() {
   ModelBuilder builder;
