@@ -3,6 +3,7 @@
 // selection.
 #include "passes/padding_values.h"
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 
@@ -36,6 +37,10 @@ std::optional<double> evaluate(const std::string& op, const std::vector<double>&
   if (op == "equal") return x[0] == x[1] ? 1.0 : 0.0;
   if (op == "less") return x[0] < x[1] ? 1.0 : 0.0;
   if (op == "greater") return x[0] > x[1] ? 1.0 : 0.0;
+  if (op == "less_or_equal") return x[0] <= x[1] ? 1.0 : 0.0;
+  if (op == "greater_or_equal") return x[0] >= x[1] ? 1.0 : 0.0;
+  if (op == "and") return x[0] != 0 && x[1] != 0 ? 1.0 : 0.0;
+  if (op == "or") return x[0] != 0 || x[1] != 0 ? 1.0 : 0.0;
   return std::nullopt;
 }
 
@@ -75,6 +80,18 @@ PaddedValue elementwise_padded_value(const Node& node, const std::vector<PaddedV
     return PaddedValue::ordinary();
   }
   const bool to_float = is_float(dtype);
+  // Absorbing operands: false and anything is false, true or anything true (a causal mask
+  // and-ed with a padded attention mask, say), 0 times finite values 0 (not times a masked one,
+  // which may be -inf).
+  const bool all_finite = std::all_of(operands.begin(), operands.end(), [](const PaddedValue& v) {
+    return v.kind == Kind::kOrdinary || (v.kind == Kind::kExactly && std::isfinite(v.value));
+  });
+  for (const PaddedValue& operand : operands) {
+    if (operand.kind != Kind::kExactly) continue;
+    if (op == "and" && operand.value == 0) return PaddedValue::exactly(0);
+    if (op == "mul" && operand.value == 0 && all_finite) return PaddedValue::exactly(0);
+    if (op == "or" && operand.value != 0) return PaddedValue::exactly(1);
+  }
   if (op == "cast" || op == "identity" || op == "expand") {
     return masked_if(to_float && operands[0].kind == Kind::kMasked);
   }
@@ -100,8 +117,10 @@ PaddedValue elementwise_padded_value(const Node& node, const std::vector<PaddedV
     }
     return PaddedValue::ordinary();
   }
-  if (op == "where" && operands.size() == 3 && operands[0].kind == Kind::kExactly) {
-    return operands[0].value != 0 ? operands[1] : operands[2];
+  if (op == "where" && operands.size() == 3) {
+    if (operands[0].kind == Kind::kExactly)
+      return operands[0].value != 0 ? operands[1] : operands[2];
+    if (operands[1] == operands[2]) return operands[1];  // either way the same
   }
   if (op == "min" && to_float) {
     for (const PaddedValue& operand : operands) {

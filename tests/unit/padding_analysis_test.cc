@@ -238,6 +238,41 @@ graph @g(%s: f16[2,5,5], %mask: i64[2,5]) -> (f16[2,5,5]) {
   EXPECT_EQ(analysis.output_rows[0], (std::vector<RowAxis>{{1, 1, 0}, {2, 1, 1}}));
 }
 
+TEST(PaddingAnalysis, ACausalMaskAndedWithAPaddedMaskIsPadded) {
+  // A decoder's mask: a constant causal mask (its size changes with the sequence) and-ed with the
+  // attention mask; where false, the lowest value. The padded keys are false whatever the
+  // causal mask says there.
+  const PaddingAnalysis analysis = analyze(R"(
+graph @g(%s: f32[2,4,4], %mask: i64[2,4]) -> (f32[2,4,4]) {
+  %causal = const bool[1,4,4] [true, false, false, false, true, true, false, false, true, true, true, false, true, true, true, true]
+  %zero = const f32[] 0.0
+  %lowest = const f32[] -3.4028235e+38
+  %m3 = reshape(%mask) {shape=[2, 1, 4]} : i64[2,1,4]
+  %mb = cast(%m3) {to=bool} : bool[2,1,4]
+  %both = and(%causal, %mb) : bool[2,4,4]
+  %add = where(%both, %zero, %lowest) : f32[2,4,4]
+  %masked = add(%s, %add) : f32[2,4,4]
+  %p = softmax(%masked) {axis=-1} : f32[2,4,4]
+  return %p
+})",
+                                           {{0, 1}, {0, 2}, {1, 1}});
+  EXPECT_EQ(analysis.refusal[analysis.dim_class[2]], "") << analysis.refusal[analysis.dim_class[2]];
+  // Without the attention mask, the causal mask alone (computed from constants, not read) is
+  // refused.
+  const PaddingAnalysis causal_only = analyze(R"(
+graph @g(%s: f32[2,4,4]) -> (f32[2,4,4]) {
+  %causal = const bool[1,4,4] [true, false, false, false, true, true, false, false, true, true, true, false, true, true, true, true]
+  %zero = const f32[] 0.0
+  %lowest = const f32[] -3.4028235e+38
+  %add = where(%causal, %zero, %lowest) : f32[1,4,4]
+  %masked = add(%s, %add) : f32[2,4,4]
+  %p = softmax(%masked) {axis=-1} : f32[2,4,4]
+  return %p
+})",
+                                              {{0, 1}, {0, 2}});
+  EXPECT_NE(causal_only.refusal[causal_only.dim_class[1]], "");
+}
+
 TEST(PaddingAnalysis, MergedBatchAndSequenceAreSeparateDigits) {
   const PaddingAnalysis analysis = analyze(R"(
 graph @g(%x: f32[2,5,8], %w: f32[8,4]) -> (f32[10,4]) {
