@@ -121,6 +121,66 @@ CompiledDynamicModel compile_dynamic(
                          opt_shapes, on_variant);
 }
 
+namespace {
+
+// The constants' row axes (passes::ConstantRows): each group of varying dims (those sharing a
+// dim_param vary together; a dim without one alone) is loaded at a smaller size — the largest
+// power of two below its maximum, or its minimum — with the others at their largest, and a
+// constant whose size along an axis changes by a multiple of the group's step holds the group's
+// rows there (a mask folded from the sequence length). Whether such a constant is the same at
+// every size (its leading corner) is size_difference's to check, as for any constant.
+std::vector<passes::ConstantRows> constant_rows(const ModelLoader& load,
+                                                const CompileOptions& options,
+                                                const std::map<std::string, Shape>& max_shapes,
+                                                const Graph& largest,
+                                                const std::vector<VaryingDim>& dims,
+                                                const std::vector<std::string>& dim_params) {
+  std::vector<passes::ConstantRows> found;
+  std::vector<bool> done(dims.size(), false);
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if (done[d]) continue;
+    std::vector<size_t> group;
+    for (size_t e = d; e < dims.size(); ++e) {
+      const bool same = e == d || (!dim_params[d].empty() && dim_params[e] == dim_params[d]);
+      if (same && dims[e].min == dims[d].min && dims[e].max == dims[d].max) {
+        group.push_back(e);
+        done[e] = true;
+      }
+    }
+    int64_t smaller = dims[d].min;
+    for (int64_t p = 1; p < dims[d].max; p *= 2) smaller = std::max(smaller, p);
+    if (smaller >= dims[d].max) continue;
+    std::map<std::string, Shape> shapes = max_shapes;
+    for (const size_t e : group) {
+      shapes[largest.inputs()[dims[e].input]->name()][dims[e].axis] = smaller;
+    }
+    std::map<std::string, std::vector<std::string>> unused;
+    std::unique_ptr<Graph> graph;
+    try {
+      graph = load_optimized(load, options, shapes, unused);
+    } catch (const InputError&) {
+      continue;  // the model does not load at that size: the padding checks will say why
+    }
+    const std::vector<Value*>& large = largest.constants();
+    const std::vector<Value*>& small = graph->constants();
+    if (large.size() != small.size()) continue;
+    const int64_t step = dims[d].max - smaller;
+    for (size_t c = 0; c < large.size(); ++c) {
+      const Shape& a = large[c]->type().shape;
+      const Shape& b = small[c]->type().shape;
+      if (a.size() != b.size()) continue;
+      for (size_t axis = 0; axis < a.size(); ++axis) {
+        if (a[axis] == b[axis] || (a[axis] - b[axis]) % step != 0) continue;
+        found.push_back(
+            {c, static_cast<int>(axis), static_cast<int>(d), (a[axis] - b[axis]) / step});
+      }
+    }
+  }
+  return found;
+}
+
+}  // namespace
+
 bool has_varying_dims(const InputRanges& ranges) {
   for (const auto& [name, dims] : ranges) {
     for (const DimRange& dim : dims) {
@@ -172,7 +232,10 @@ CompiledDynamicModel compile_dynamic(
       throw InputError("--opt-shape " + name + ": not an input given a range by --input-shape");
     }
   }
-  passes::PaddingAnalysis analysis = passes::analyze_padding(*largest, varying);
+  const std::vector<passes::ConstantRows> constants_with_rows =
+      constant_rows(load, options, max_shapes, *largest, program.dims, dim_param_names);
+  passes::PaddingAnalysis analysis =
+      passes::analyze_padding(*largest, varying, constants_with_rows);
   merge_named_classes(analysis, dim_param_names);
   program.classes.resize(analysis.refusal.size());
   std::vector<DimRange> class_range(program.classes.size());
@@ -216,7 +279,7 @@ CompiledDynamicModel compile_dynamic(
     std::map<std::string, std::vector<std::string>> unused;
     const std::unique_ptr<Graph> at_size =
         load_optimized(load, options, shapes_with(c, size), unused);
-    passes::PaddingAnalysis rows = passes::analyze_padding(*at_size, varying);
+    passes::PaddingAnalysis rows = passes::analyze_padding(*at_size, varying, constants_with_rows);
     merge_named_classes(rows, dim_param_names);
     int local = -1;
     for (size_t d = 0; d < program.dims.size(); ++d) {
@@ -276,7 +339,7 @@ CompiledDynamicModel compile_dynamic(
       }
       std::map<std::string, std::vector<std::string>> unused;
       const std::unique_ptr<Graph> graph = load_optimized(load, options, shapes, unused);
-      passes::PaddingAnalysis rows = passes::analyze_padding(*graph, varying);
+      passes::PaddingAnalysis rows = passes::analyze_padding(*graph, varying, constants_with_rows);
       merge_named_classes(rows, dim_param_names);
       std::vector<int> global_class(rows.refusal.size(), -1);
       for (size_t d = 0; d < program.dims.size(); ++d) {

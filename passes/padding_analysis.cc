@@ -30,13 +30,29 @@ int64_t product(const Shape& shape, size_t begin, size_t end) {
 
 class Analyzer {
  public:
-  Analyzer(const Graph& graph, const std::vector<VaryingDim>& dims) : graph_(graph), dims_(dims) {
+  Analyzer(const Graph& graph, const std::vector<VaryingDim>& dims,
+           const std::vector<ConstantRows>& constant_rows)
+      : graph_(graph), dims_(dims) {
     for (size_t i = 0; i < dims.size(); ++i) {
       parent_.push_back(static_cast<int>(i));
       refusal_.emplace_back();
       const Value* input = graph.inputs().at(dims[i].input);
       rows_[input].push_back({dims[i].axis, 1, static_cast<int>(i)});
       padded_[{input, dims[i].axis}] = PaddedValue::exactly(0);  // the runtime pads with zeros
+    }
+    // A constant's rows hold its own (ordinary) values at the padded positions.
+    for (const ConstantRows& row : constant_rows) {
+      if (row.constant >= graph.constants().size() || row.dim < 0 ||
+          static_cast<size_t>(row.dim) >= dims.size()) {
+        continue;
+      }
+      const Value* constant = graph.constants()[row.constant];
+      const Shape& shape = shape_of(constant);
+      if (row.axis < 0 || static_cast<size_t>(row.axis) >= shape.size() || row.inner < 1 ||
+          shape[row.axis] % row.inner != 0) {
+        continue;
+      }
+      rows_[constant].push_back({row.axis, row.inner, row.dim});
     }
   }
 
@@ -207,6 +223,8 @@ class Analyzer {
       along_axis(node);
     } else if (op == "gather") {
       gather(node);
+    } else if (op == "gather_nd") {
+      gather_nd(node);
     } else if (op == "pad" || op == "tile" || op == "resize" || op == "trilu") {
       same_size_axes(node);
     } else {
@@ -597,6 +615,63 @@ class Analyzer {
     }
   }
 
+  // gather_nd(data, indices), batch_dims 0: out[p..., t...] = data[indices[p..., :], t...], the
+  // data's first q axes indexed (q: the indices' last dim), the rest carried after the positions.
+  // Rows on a carried axis carry over; rows on an indexed axis carry to the position axis whose
+  // coordinate the constant indices repeat there (out[b, .., j] = data[b, j]: a view written as
+  // gather_nd, as transformers exports mask[:, None, None, :]). Anything else is refused.
+  void gather_nd(const Node& node) {
+    const Value* indices = node.operand(1);
+    const bool plain = !node.has_attr("batch_dims") || node.int_attr("batch_dims") == 0;
+    const int positions = static_cast<int>(indices->type().rank()) - 1;
+    const Rows& index_rows = rows_of(indices);
+    const bool along_depth = std::any_of(index_rows.begin(), index_rows.end(),
+                                         [&](const RowAxis& r) { return r.axis == positions; });
+    if (!plain || (!index_rows.empty() && !indices->is_constant()) || along_depth) {
+      refuse_all(rows_of_operands(node), node, "gathers rows by computed indices");
+      return;
+    }
+    // Constant indices sized by a class (a mask's view at each sequence length): their rows lie
+    // on position axes, which the result keeps.
+    for (const RowAxis& row : index_rows) add_row(node, node.result(0), row);
+    const int64_t depth = shape_of(indices).back();
+    for (RowAxis row : rows_of(node.operand(0))) {
+      const int from = row.axis;
+      if (row.axis >= depth) {
+        row.axis = positions + static_cast<int>(row.axis - depth);
+      } else if (const int p = repeated_coordinate(node, row.axis);
+                 p >= 0 && row.inner == 1 && row.outer == 1) {
+        row.axis = p;
+      } else {
+        refuse(row.dim_class, node, "gathers along the padded axis");
+        continue;
+      }
+      add_row(node, node.result(0), row);
+      carry_padded_value(node, from, row.axis);
+    }
+  }
+
+  // The position axis p of gather_nd's constant indices along which the index into data axis
+  // `axis` is p's own coordinate everywhere (and p's size is that axis's), or -1.
+  int repeated_coordinate(const Node& node, int axis) const {
+    const Value* indices = node.operand(1);
+    if (!indices->is_constant() || !indices->has_data()) return -1;
+    const Shape& shape = shape_of(indices);
+    const int64_t depth = shape.back();
+    const std::vector<int64_t> index = indices->data().to_ints();
+    const int64_t size = shape_of(node.operand(0))[axis];
+    for (size_t p = 0; p + 1 < shape.size(); ++p) {
+      if (shape[p] != size) continue;
+      const int64_t inner = product(shape, p + 1, shape.size() - 1);  // positions after p
+      bool repeated = true;
+      for (int64_t f = 0; f < static_cast<int64_t>(index.size()) / depth && repeated; ++f) {
+        repeated = index[f * depth + axis] == f / inner % size;
+      }
+      if (repeated) return static_cast<int>(p);
+    }
+    return -1;
+  }
+
   // Whether a gather along `row`'s axis reads only rows every run has: constant indices, each
   // at least 0 and below the class's smallest size (BERT's pooler reads the first token).
   bool gathers_real_rows(const Node& node, const RowAxis& row) {
@@ -650,8 +725,9 @@ class Analyzer {
 
 }  // namespace
 
-PaddingAnalysis analyze_padding(const Graph& graph, const std::vector<VaryingDim>& dims) {
-  return Analyzer(graph, dims).run();
+PaddingAnalysis analyze_padding(const Graph& graph, const std::vector<VaryingDim>& dims,
+                                const std::vector<ConstantRows>& constant_rows) {
+  return Analyzer(graph, dims, constant_rows).run();
 }
 
 }  // namespace kiln::passes

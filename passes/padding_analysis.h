@@ -65,7 +65,18 @@ struct PaddingAnalysis {
   std::map<const Value*, std::vector<RowAxis>> value_rows;
 };
 
+// A constant's axis that holds a varying dim's rows: its size changes with the dim's (a mask
+// folded from the sequence length, [1, 1, S, 1]). kiln/dynamic_compile.cc finds them by loading
+// the model at two sizes; here they are rows like an input's, with `inner` elements a row.
+struct ConstantRows {
+  size_t constant = 0;  // index in graph.constants()
+  int axis = 0;
+  int dim = 0;  // index into the VaryingDims
+  int64_t inner = 1;
+};
+
 // `graph` with concrete shapes, before fusion (op-level), each varying dim of size >= 2.
-PaddingAnalysis analyze_padding(const Graph& graph, const std::vector<VaryingDim>& dims);
+PaddingAnalysis analyze_padding(const Graph& graph, const std::vector<VaryingDim>& dims,
+                                const std::vector<ConstantRows>& constant_rows = {});
 
 }  // namespace kiln::passes

@@ -273,6 +273,44 @@ graph @g(%s: f32[2,4,4]) -> (f32[2,4,4]) {
   EXPECT_NE(causal_only.refusal[causal_only.dim_class[1]], "");
 }
 
+TEST(PaddingAnalysis, TransformersMaskViewAndAConstantOfSequenceRowsArePadded) {
+  // transformers 5 exports mask[:, None, None, :] as a gather_nd of constant indices (each
+  // position's own coordinates) and and-s it with a constant of the sequence's length folded at
+  // import ([1, 1, S, 1], all true): the constant holds the sequence's rows on axis 2
+  // (ConstantRows, which kiln/dynamic_compile.cc finds at two sizes).
+  const std::string text = R"(
+graph @g(%s: f32[2,1,3,3], %mask: i64[2,3]) -> (f32[2,1,3,3]) {
+  %view = const i64[2,1,1,3,2] [0, 0, 0, 1, 0, 2, 1, 0, 1, 1, 1, 2]
+  %all = const bool[1,1,3,1] [true, true, true]
+  %zero = const f32[] 0.0
+  %lowest = const f32[] -3.4028235e+38
+  %mb = cast(%mask) {to=bool} : bool[2,3]
+  %m4 = gather_nd(%mb, %view) {batch_dims=0} : bool[2,1,1,3]
+  %both = and(%all, %m4) : bool[2,1,3,3]
+  %add = where(%both, %zero, %lowest) : f32[2,1,3,3]
+  %masked = add(%s, %add) : f32[2,1,3,3]
+  %p = softmax(%masked) {axis=-1} : f32[2,1,3,3]
+  return %p
+})";
+  // dims: the scores' batch, queries and keys; the mask's batch and tokens.
+  const std::vector<VaryingDim> dims = {{0, 0}, {0, 2}, {0, 3}, {1, 0}, {1, 1}};
+  const std::unique_ptr<Graph> graph = parse_graph(text);
+  size_t all = 0;
+  while (graph->constants()[all]->name() != "all") ++all;
+  size_t view = 0;
+  while (graph->constants()[view]->name() != "view") ++view;
+  // The queries' class reaches %all; the view's indices hold the batch's and the tokens' rows.
+  const std::vector<ConstantRows> constants = {{all, 2, 1, 1}, {view, 0, 0, 1}, {view, 3, 4, 1}};
+  const PaddingAnalysis analysis = analyze_padding(*graph, dims, constants);
+  EXPECT_EQ(analysis.dim_class[3], analysis.dim_class[0]);  // the batches meet
+  EXPECT_EQ(analysis.dim_class[4], analysis.dim_class[2]);  // the tokens are the keys
+  for (const std::string& refusal : analysis.refusal) EXPECT_EQ(refusal, "");
+  // Without the constant's rows, the queries' axis meets a value of their size without rows.
+  const PaddingAnalysis without = analyze_padding(*graph, dims, {{view, 0, 0, 1}, {view, 3, 4, 1}});
+  EXPECT_NE(without.refusal[without.dim_class[1]].find("has the padded size"), std::string::npos)
+      << without.refusal[without.dim_class[1]];
+}
+
 TEST(PaddingAnalysis, MergedBatchAndSequenceAreSeparateDigits) {
   const PaddingAnalysis analysis = analyze(R"(
 graph @g(%x: f32[2,5,8], %w: f32[8,4]) -> (f32[10,4]) {
