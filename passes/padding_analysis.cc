@@ -421,8 +421,9 @@ class Analyzer {
     const bool zeros_along_k = contracts_padded_zeros(a, rank_a - 1, b, rank_b - 2);
     for (const RowAxis& row : rows_of(a)) {
       if (row.axis == rank_a - 1) {
-        if (!zeros_along_k)
+        if (!zeros_along_k) {
           refuse(row.dim_class, node, "sums along the padded axis (K of operand A)");
+        }
       } else if (row.axis == rank_a - 2) {
         add_row(node, result, {rank - 2, row.inner, row.dim_class, row.outer});
       } else {
@@ -431,8 +432,9 @@ class Analyzer {
     }
     for (const RowAxis& row : rows_of(b)) {
       if (row.axis == rank_b - 2) {
-        if (!zeros_along_k)
+        if (!zeros_along_k) {
           refuse(row.dim_class, node, "sums along the padded axis (K of operand B)");
+        }
       } else if (row.axis == rank_b - 1) {
         add_row(node, result, {rank - 1, row.inner, row.dim_class, row.outer});
       } else {

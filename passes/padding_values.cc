@@ -118,8 +118,9 @@ PaddedValue elementwise_padded_value(const Node& node, const std::vector<PaddedV
     return PaddedValue::ordinary();
   }
   if (op == "where" && operands.size() == 3) {
-    if (operands[0].kind == Kind::kExactly)
+    if (operands[0].kind == Kind::kExactly) {
       return operands[0].value != 0 ? operands[1] : operands[2];
+    }
     if (operands[1] == operands[2]) return operands[1];  // either way the same
   }
   if (op == "min" && to_float) {
