@@ -49,13 +49,23 @@ std::vector<int64_t> class_sizes_to_compile(const DimRange& range, const DimClas
   return {sizes.begin(), sizes.end()};
 }
 
-// The model at `shapes`, canonicalized (the stage the padding analysis reads).
+// The model at `shapes`, canonicalized (the stage the padding analysis reads); an error says at
+// which shapes ("at input_ids=32x512 attention_mask=32x512: ...": a range beyond what the model
+// takes, as a sequence longer than its position table).
 std::unique_ptr<Graph> load_optimized(const ModelLoader& load, const CompileOptions& options,
                                       const std::map<std::string, Shape>& shapes,
                                       std::map<std::string, std::vector<std::string>>& dim_params) {
-  std::unique_ptr<Graph> graph = load(shapes, dim_params);
-  optimize(*graph, Stage::kOptimized, options.pipeline);
-  return graph;
+  try {
+    std::unique_ptr<Graph> graph = load(shapes, dim_params);
+    optimize(*graph, Stage::kOptimized, options.pipeline);
+    return graph;
+  } catch (const InputError& error) {
+    std::string at;
+    for (const auto& [name, shape] : shapes) {
+      at += (at.empty() ? "" : " ") + name + "=" + shape_text(shape);
+    }
+    error.rethrow_prefixed("at " + at + ": ");
+  }
 }
 
 // The analysis's classes with those of dims sharing a dim_param (the model says they are equal)
