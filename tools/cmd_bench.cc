@@ -3,8 +3,8 @@
 // CPU reference interpreter of the f32 model (tools/compare.h, tolerance_for_model at the
 // judged_precision: the error, the norm and, in 16 bits, cosine — a model holding f16 values of
 // its own is judged in 16 bits at any --precision; integer outputs exactly; max abs and rel
-// error and cosine printed; a variant that does
-// not match is a MISMATCH row and exit status 1), then times it: CUDA-event timings
+// error and cosine printed; a variant that does not match is a MISMATCH row and exit status
+// 1), then times it: CUDA-event timings
 // of CUDA-graph replays after a warm-up, reported as median and p90, with each variant's speedup
 // over the first that ran; then checks one more run, through the CUDA graph (its concurrent
 // branches and early launches: --steps-in-order, --no-early-launch) as the first was not. Inputs
