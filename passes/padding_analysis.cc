@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <set>
 
 #include "ir/op_registry.h"
@@ -40,7 +41,8 @@ class Analyzer {
       rows_[input].push_back({dims[i].axis, 1, static_cast<int>(i)});
       padded_[{input, dims[i].axis}] = PaddedValue::exactly(0);  // the runtime pads with zeros
     }
-    // A constant's rows hold its own (ordinary) values at the padded positions.
+    // A constant's rows hold its own values at the padded positions: ordinary, but for a
+    // triangle (below).
     for (const ConstantRows& row : constant_rows) {
       if (row.constant >= graph.constants().size() || row.dim < 0 ||
           static_cast<size_t>(row.dim) >= dims.size()) {
@@ -54,6 +56,43 @@ class Analyzer {
       }
       rows_[constant].push_back({row.axis, row.inner, row.dim});
     }
+    for (const auto& [value, rows] : rows_) {
+      if (value->is_constant()) note_triangles(value, rows);
+    }
+  }
+
+  // A constant with one class's rows on two axes a and b (a causal mask [1, 1, S, S]): where
+  // every element past the diagonal along b (index along b above the one along a) is one value
+  // v, a position padded along b and real along a holds v (its index along b is at least the
+  // real size, above any real index along a), and likewise along a.
+  void note_triangles(const Value* constant, const Rows& rows) {
+    if (!constant->has_data()) return;
+    for (const RowAxis& a : rows) {
+      for (const RowAxis& b : rows) {
+        if (a.axis == b.axis || a.dim_class != b.dim_class || a.inner != 1 || b.inner != 1 ||
+            a.outer != 1 || b.outer != 1) {
+          continue;
+        }
+        if (const std::optional<double> v = value_past_diagonal(constant, a.axis, b.axis)) {
+          padded_[{constant, b.axis}] = PaddedValue::exactly(*v);
+        }
+      }
+    }
+  }
+
+  // The one value of the elements whose index along `b` is above their index along `a`.
+  static std::optional<double> value_past_diagonal(const Value* constant, int a, int b) {
+    const Tensor& data = constant->data();
+    const Shape& shape = data.shape();
+    const std::vector<int64_t> strides = row_major_strides(shape);
+    std::optional<double> found;
+    for (int64_t i = 0; i < data.num_elements(); ++i) {
+      if (i / strides[b] % shape[b] <= i / strides[a] % shape[a]) continue;
+      const double v = data.get_double(i);
+      if (found && !(*found == v)) return std::nullopt;  // (a NaN never matches)
+      found = v;
+    }
+    return found;
   }
 
   PaddingAnalysis run() {

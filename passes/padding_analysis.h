@@ -17,7 +17,10 @@
 // more get exactly 0 from a softmax along them, and a matrix product contracting along padded
 // rows whose elements are exactly 0 in one operand adds only zeros (passes/padding_values.h).
 // This holds as it does for any batch a tokenizer pads: the padded positions' own values are
-// finite and their scores within 9896 of the real ones', so that exp underflows to 0.
+// finite and their scores within 9896 of the real ones', so that exp underflows to 0. What a
+// value holds "along an axis" is claimed for positions padded along it and real along the
+// value's other axes of the same class (a causal mask holds its masking value at a real query's
+// padded keys, not at a padded query's).
 //
 // Constants are taken as they are: one with the padded size along a row axis (token-type ids of
 // zeros expanded to [batch, sequence], position embeddings) is read as rows, and one computed

@@ -258,7 +258,7 @@ graph @g(%s: f32[2,4,4], %mask: i64[2,4]) -> (f32[2,4,4]) {
                                            {{0, 1}, {0, 2}, {1, 1}});
   EXPECT_EQ(analysis.refusal[analysis.dim_class[2]], "") << analysis.refusal[analysis.dim_class[2]];
   // Without the attention mask, the causal mask alone (computed from constants, not read) is
-  // refused.
+  // refused — unless the caller says the constant holds the sequence's rows (next test).
   const PaddingAnalysis causal_only = analyze(R"(
 graph @g(%s: f32[2,4,4]) -> (f32[2,4,4]) {
   %causal = const bool[1,4,4] [true, false, false, false, true, true, false, false, true, true, true, false, true, true, true, true]
@@ -309,6 +309,38 @@ graph @g(%s: f32[2,1,3,3], %mask: i64[2,3]) -> (f32[2,1,3,3]) {
   const PaddingAnalysis without = analyze_padding(*graph, dims, {{view, 0, 0, 1}, {view, 3, 4, 1}});
   EXPECT_NE(without.refusal[without.dim_class[1]].find("has the padded size"), std::string::npos)
       << without.refusal[without.dim_class[1]];
+}
+
+TEST(PaddingAnalysis, ACausalMaskConstantMasksARealQuerysPaddedKeys) {
+  // A decoder without an attention mask: its causal mask, folded at each sequence length into a
+  // constant [1, S, S] of the sequence's rows on both axes, masks every key past the query:
+  // a real query's padded keys are all past it.
+  const auto causal = [](const std::string& past) {
+    return R"(
+graph @g(%s: f32[2,3,3], %v: f32[2,3,4]) -> (f32[2,3,4]) {
+  %causal = const f32[1,3,3] [0.0, PAST, PAST, 0.0, 0.0, PAST, 0.0, 0.0, 0.0]
+  %masked = add(%s, %causal) : f32[2,3,3]
+  %p = softmax(%masked) {axis=-1} : f32[2,3,3]
+  %o = matmul(%p, %v) : f32[2,3,4]
+  return %o
+})";
+  };
+  const auto analyze_with = [&](std::string past) {
+    std::string text = causal("");
+    for (size_t at; (at = text.find("PAST")) != std::string::npos;) text.replace(at, 4, past);
+    const std::unique_ptr<Graph> graph = parse_graph(text);
+    // dims: the scores' queries and keys, the values' keys; the constant's rows of the
+    // queries' on both axes.
+    return analyze_padding(*graph, {{0, 1}, {0, 2}, {1, 1}}, {{0, 1, 0, 1}, {0, 2, 0, 1}});
+  };
+  const PaddingAnalysis masked = analyze_with("-3.4028235e+38");
+  EXPECT_EQ(masked.dim_class, (std::vector<int>{0, 0, 0}));
+  EXPECT_EQ(masked.refusal[0], "") << masked.refusal[0];
+  EXPECT_EQ(masked.output_rows[0], (std::vector<RowAxis>{{1, 1, 0}}));
+  // -100 past the diagonal does not mask.
+  const PaddingAnalysis weak = analyze_with("-100.0");
+  EXPECT_NE(weak.refusal[weak.dim_class[1]].find("not masked"), std::string::npos)
+      << weak.refusal[weak.dim_class[1]];
 }
 
 TEST(PaddingAnalysis, MergedBatchAndSequenceAreSeparateDigits) {
