@@ -12,10 +12,13 @@ into the convolutions) and their statistics are made non-trivial: gamma and beta
 then the running mean and variance are measured on a few random batches, so activations stay in
 a realistic range through the deep networks. The BERT-style encoder is written here in torch.nn;
 the ViT is torchvision's VisionTransformer, scaled down. The Llama-style decoder is
-transformers' LlamaModel at a small configuration;
---dynamic exports the inputs' and outputs' dim 0 as a symbolic "batch" (and, for bert, dim 1 of
-its inputs as "sequence"), for kiln's dynamic-shape tests; the file is then <model>_dynamic.onnx. it needs the transformers package (imported only
-for it) and torch's dynamo exporter (opset 18), since the TorchScript exporter has no aten::diff.
+transformers' LlamaModel at a small configuration; it needs the transformers package (imported
+only for it) and torch's dynamo exporter (opset 18), since the TorchScript exporter has no
+aten::diff.
+
+--dynamic exports the inputs' and outputs' dim 0 as a symbolic "batch" (and, for bert and llama,
+dim 1 of the inputs as "sequence"), for kiln's dynamic-shape tests; the file is then
+WORK_DIR/<model>_dynamic.onnx.
 """
 import argparse
 import inspect
@@ -243,12 +246,14 @@ DYNAMO_MODELS = {"llama"}
 DYNAMO_OPSET = 18
 
 
-def dynamic_axes(name, inputs, output_names):
-    """Dim 0 of every input and output is "batch"; bert's inputs' dim 1 is "sequence"."""
+def dynamic_axes(name, inputs, output_names, dynamo):
+    """Dim 0 of every input and output is "batch"; bert's and llama's inputs' dim 1 is
+    "sequence". (The dynamo exporter infers the outputs' from the inputs'.)"""
     axes = {input_name: {0: "batch"} for input_name in inputs}
-    if name == "bert":
+    if name in ("bert", "llama"):
         axes = {input_name: {0: "batch", 1: "sequence"} for input_name in inputs}
-    axes.update({output_name: {0: "batch"} for output_name in output_names})
+    if not dynamo:
+        axes.update({output_name: {0: "batch"} for output_name in output_names})
     return axes
 
 
@@ -257,8 +262,6 @@ def export(name, work_dir, batch, dynamic=False):
     model, inputs, output_names = MODELS[name](batch)
     model.eval()
     path = os.path.join(work_dir, f"{name}_dynamic.onnx" if dynamic else f"{name}.onnx")
-    if dynamic and name in DYNAMO_MODELS:
-        raise SystemExit(f"--dynamic: {name} is exported by the dynamo exporter, not supported")
     # torch 2 defaults to its newer exporter from 2.9 on; the TorchScript one (dynamo=False) makes
     # the same graphs as torch 1.13's, so the tests see one export whichever torch runs them.
     dynamo = name in DYNAMO_MODELS
@@ -273,7 +276,7 @@ def export(name, work_dir, batch, dynamic=False):
         # PRESERVE (with the model in eval mode) keeps BatchNormalization nodes for kiln to fold.
         training=torch.onnx.TrainingMode.PRESERVE,
         do_constant_folding=False,
-        **({"dynamic_axes": dynamic_axes(name, inputs, output_names)} if dynamic else {}),
+        **({"dynamic_axes": dynamic_axes(name, inputs, output_names, dynamo)} if dynamic else {}),
         **version_options)
     input_dir = os.path.join(work_dir, name, "inputs")
     os.makedirs(input_dir, exist_ok=True)
@@ -290,7 +293,8 @@ def main():
     parser.add_argument("--batch", type=int, default=1,
                         help="the batch size of the inputs (the weights do not depend on it)")
     parser.add_argument("--dynamic", action="store_true",
-                        help="symbolic batch (and bert's sequence) dims: <model>_dynamic.onnx")
+                        help="symbolic batch (and bert's and llama's sequence) dims: "
+                             "<model>_dynamic.onnx")
     args = parser.parse_args()
     unknown = [name for name in args.models if name not in MODELS]
     if unknown:

@@ -20,7 +20,8 @@ Steps:
      1e-4·|want|): the padding the analysis allowed changes no real row;
      --device gpu: `kiln run DIR/MODEL_dynamic.kiln` at each batch (and each --sequence length)
      against onnxruntime at that shape, |got - want| <= 1e-4 + 1e-3·|want|.
-Exit status: 0 pass, 1 mismatch or a failed step, 77 (gpu) no CUDA device.
+Exit status: 0 pass, 1 mismatch or a failed step, 77 (gpu) no CUDA device, or no transformers
+to export llama.
 """
 import argparse
 import ctypes
@@ -30,6 +31,8 @@ import subprocess
 import sys
 
 import numpy as np
+
+from run_model_test import OPTIONAL_EXPORT_NEEDS  # llama's export needs transformers
 
 SCRIPT_DIR = os.path.dirname(os.path.abspath(__file__))
 SKIP_EXIT_CODE = 77
@@ -123,7 +126,7 @@ def main():
     parser.add_argument("--torch-python", required=True)
     parser.add_argument("--batches", required=True, type=parse_range)
     parser.add_argument("--sequence", type=parse_range,
-                        help="bert: also vary the sequence length over LO..HI")
+                        help="bert, llama: also vary the sequence length over LO..HI")
     parser.add_argument("--check", default="",
                         help="comma-separated batches to check (default: every one)")
     parser.add_argument("--check-sequences", default="",
@@ -137,6 +140,11 @@ def main():
     work = os.path.join(args.work_dir, f"{args.model}-dynamic-{args.device}")
     os.makedirs(work, exist_ok=True)
     model_path = os.path.join(args.work_dir, f"{args.model}_dynamic.onnx")
+    if args.model in OPTIONAL_EXPORT_NEEDS and not os.path.exists(model_path):
+        needs, code = OPTIONAL_EXPORT_NEEDS[args.model]
+        if subprocess.run([args.torch_python, "-c", code], capture_output=True).returncode != 0:
+            print(f"{args.torch_python} lacks {needs}: skipped")
+            return SKIP_EXIT_CODE
     if not os.path.exists(model_path):
         run([args.torch_python, os.path.join(SCRIPT_DIR, "export_models.py"), args.work_dir,
              args.model, "--dynamic"])
