@@ -84,14 +84,22 @@ void merge_named_classes(passes::PaddingAnalysis& analysis, const std::vector<st
       const int rb = find(analysis.dim_class[b]);
       if (ra == rb) continue;
       if (analysis.refusal[rb].empty()) analysis.refusal[rb] = analysis.refusal[ra];
+      std::string& relies_on = analysis.relies_on[rb];
+      if (!analysis.relies_on[ra].empty()) {
+        relies_on += (relies_on.empty() ? "" : "; ") + analysis.relies_on[ra];
+      }
       root[ra] = rb;
     }
   }
   std::map<int, int> dense;
   std::vector<std::string> refusal;
+  std::vector<std::string> relies_on;
   const auto renumber = [&](int c) {
     const auto [it, inserted] = dense.try_emplace(find(c), static_cast<int>(dense.size()));
-    if (inserted) refusal.push_back(analysis.refusal[find(c)]);
+    if (inserted) {
+      refusal.push_back(analysis.refusal[find(c)]);
+      relies_on.push_back(analysis.relies_on[find(c)]);
+    }
     return it->second;
   };
   for (int& c : analysis.dim_class) c = renumber(c);
@@ -102,6 +110,7 @@ void merge_named_classes(passes::PaddingAnalysis& analysis, const std::vector<st
     for (passes::RowAxis& row : rows) row.dim_class = renumber(row.dim_class);
   }
   analysis.refusal = std::move(refusal);
+  analysis.relies_on = std::move(relies_on);
 }
 
 }  // namespace
@@ -307,6 +316,7 @@ CompiledDynamicModel compile_dynamic(
     DimClass& dim_class = program.classes[c];
     dim_class.note = analysis.refusal[c];
     dim_class.padded = dim_class.note.empty();
+    dim_class.relies_on = analysis.relies_on[c];
     if (!dim_class.padded) continue;
     const std::vector<int64_t> sizes =
         class_sizes_to_compile(class_range[c], dim_class, opt_sizes[c], class_dims[c]);
@@ -380,7 +390,7 @@ CompiledDynamicModel compile_dynamic(
         }
         if (!note.empty()) {
           program.classes[c] = {
-              false, fmt::format("{} (at sizes {})", note, fmt::join(variant.sizes, ","))};
+              false, fmt::format("{} (at sizes {})", note, fmt::join(variant.sizes, ",")), ""};
           planned = false;
         }
       }

@@ -102,7 +102,10 @@ class Analyzer {
     const auto class_of = [&](int c) {
       const int root = find(c);
       const auto [it, inserted] = dense.try_emplace(root, static_cast<int>(dense.size()));
-      if (inserted) analysis.refusal.push_back(refusal_[root]);
+      if (inserted) {
+        analysis.refusal.push_back(refusal_[root]);
+        analysis.relies_on.push_back(reliance_text(root));
+      }
       return it->second;
     };
     for (size_t i = 0; i < parent_.size(); ++i) analysis.dim_class.push_back(class_of(int(i)));
@@ -134,6 +137,29 @@ class Analyzer {
 
  private:
   int find(int c) { return parent_[c] == c ? c : parent_[c] = find(parent_[c]); }
+
+  // Notes that class c's padding relies on `kind` at `node` (counted, the first named).
+  void rely(int c, const std::string& kind, const Node& node) {
+    Reliance& reliance = reliances_[{c, kind}];
+    if (reliance.count++ == 0) reliance.first = node.describe();
+  }
+
+  // Class `root`'s reliances, joined ("" for none): each kind with its count and a node.
+  std::string reliance_text(int root) {
+    std::map<std::string, Reliance> merged;
+    for (const auto& [key, reliance] : reliances_) {
+      if (find(key.first) != root) continue;
+      Reliance& into = merged[key.second];
+      if (into.count == 0) into.first = reliance.first;
+      into.count += reliance.count;
+    }
+    std::string text;
+    for (const auto& [kind, reliance] : merged) {
+      text += fmt::format("{}{} × {} (the first: node {})", text.empty() ? "" : "; ",
+                          reliance.count, kind, reliance.first);
+    }
+    return text;
+  }
 
   void unite(int a, int b) {
     a = find(a), b = find(b);
@@ -430,11 +456,15 @@ class Analyzer {
     const bool alone = combined.size() == 1 && row_on(x, row.axis) != nullptr;
     const PaddedValue padded = alone ? padded_value(x, row.axis) : PaddedValue::ordinary();
     if (node.op() == "softmax" && padded.masks()) {
+      rely(row.dim_class, "a softmax over padded elements masked by -1e4 or less", node);
       add_row(node, node.result(0), row);
       set_padded_value(node.result(0), row.axis, PaddedValue::exactly(0));
       return;
     }
-    if (node.op() == "reduce_sum" && padded.is_exactly(0)) return;
+    if (node.op() == "reduce_sum" && padded.is_exactly(0)) {
+      rely(row.dim_class, "a sum whose padded elements are 0", node);
+      return;
+    }
     std::string why = fmt::format("combines elements along axis {}", row.axis);
     if (node.op() == "softmax") {
       why +=
@@ -590,7 +620,10 @@ class Analyzer {
         real = row.inner == 1 && row.outer == 1 && step > 0 && start >= 0 &&
                end <= smallest_size(row.dim_class);
       }
-      if (real) continue;  // the result has no padded rows
+      if (real) {  // the result has no padded rows
+        rely(row.dim_class, "a slice of rows below the range's minimum", node);
+        continue;
+      }
       if (!whole) {
         refuse(row.dim_class, node, fmt::format("slices the padded axis {}", row.axis));
         continue;
@@ -640,7 +673,9 @@ class Analyzer {
     const int index_rank = static_cast<int>(node.operand(1)->type().rank());
     for (RowAxis row : rows_of(node.operand(0))) {
       if (row.axis == axis) {
-        if (!gathers_real_rows(node, row)) {
+        if (gathers_real_rows(node, row)) {
+          rely(row.dim_class, "a gather of rows below the range's minimum", node);
+        } else {
           refuse(row.dim_class, node, "gathers along the padded axis");
         }
         continue;
@@ -760,6 +795,11 @@ class Analyzer {
   const std::vector<VaryingDim>& dims_;
   std::map<const Value*, Rows> rows_;
   std::map<std::pair<const Value*, int>, PaddedValue> padded_;  // by (value, axis)
+  struct Reliance {
+    int count = 0;
+    std::string first;  // the first node's description
+  };
+  std::map<std::pair<int, std::string>, Reliance> reliances_;  // by (varying dim, kind)
   std::vector<int> parent_;
   std::vector<std::string> refusal_;
 };

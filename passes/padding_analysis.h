@@ -61,6 +61,9 @@ struct PaddingAnalysis {
   // Per class: empty when padding its dims keeps real rows exact, else why not ("node /Softmax
   // (softmax) reduces along the padded axis 3").
   std::vector<std::string> refusal;
+  // Per class: what its padding relies on beyond rows kept apart, for the user to see ("2
+  // softmaxes over keys masked by -1e4 or less (the first: node ...)"), or empty.
+  std::vector<std::string> relies_on;
   // Per graph output: its row axes (at most one per class, with outer 1; a class on two axes
   // of one output, or inside a merged axis, is refused).
   std::vector<std::vector<RowAxis>> output_rows;

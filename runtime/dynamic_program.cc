@@ -21,7 +21,8 @@ namespace kiln {
 namespace {
 
 constexpr std::string_view kMagic = "KILR";
-constexpr uint32_t kVersion = 2;  // 2: weight sets stored as pieces, each distinct piece once
+// 2: weight sets stored as pieces, each distinct piece once; 3: a class's relies_on.
+constexpr uint32_t kVersion = 3;
 
 void write_shape(ByteWriter& out, const Shape& shape) {
   out.u32(static_cast<uint32_t>(shape.size()));
@@ -214,10 +215,11 @@ DynamicProgram decode(std::span<const uint8_t> bytes, const std::string& source)
     dim.max = in.i64("a varying dim's maximum");
     dim.dim_class = static_cast<int>(in.u32("a varying dim's class"));
   }
-  program.classes.resize(in.count("classes", 1 + 4));
+  program.classes.resize(in.count("classes", 1 + 4 + 4));
   for (DimClass& dim_class : program.classes) {
     dim_class.padded = in.u8("whether a class is padded") != 0;
     dim_class.note = in.string("a class's note");
+    dim_class.relies_on = in.string("what a class's padding relies on");
   }
   std::vector<uint32_t> weight_index(in.count("variants", 4 * 5 + 8));
   program.variants.resize(weight_index.size());
@@ -348,6 +350,7 @@ std::vector<uint8_t> dynamic_program_to_bytes(const DynamicProgram& program) {
   for (const DimClass& dim_class : program.classes) {
     out.u8(dim_class.padded ? 1 : 0);
     out.string(dim_class.note);
+    out.string(dim_class.relies_on);
   }
   std::vector<const WeightBytes*> weight_sets;
   std::vector<const Program*> set_programs;  // a program holding each set

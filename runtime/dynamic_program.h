@@ -12,10 +12,11 @@
 //             (to cut them back), and the program
 //
 // The file (program_io.h's bytes for each variant's program without its weights): "KILR" u32
-// version (2), dims, classes, variants (each naming its weight set), the weight pieces (each
-// distinct piece of the sets' bytes, split at every weight's start and end, once), the weight
-// sets (size, then (offset, piece) in order), u64 FNV-1a checksum. Sets that differ in a few
-// constants (a sequence size's position embeddings) store the weights they share once.
+// version (3), dims, classes (padded, note, relies_on), variants (each naming its weight set), the
+// weight pieces (each distinct piece of the sets' bytes, split at every weight's start and end,
+// once), the weight sets (size, then (offset, piece) in order), u64 FNV-1a checksum. Sets that
+// differ in a few constants (a sequence size's position embeddings) store the weights they share
+// once.
 #pragma once
 
 #include <cstdint>
@@ -39,6 +40,9 @@ struct VaryingDim {
 struct DimClass {
   bool padded = false;
   std::string note;  // why not padded, or empty
+  // A padded class: what its exactness relies on beyond rows kept apart (softmaxes over masked
+  // padded keys, reads of the first rows; passes::PaddingAnalysis::relies_on), or empty.
+  std::string relies_on;
 };
 
 // Along `axis` of an output, index = row · inner + r: a run of n rows keeps n · inner.

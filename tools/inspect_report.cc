@@ -201,12 +201,16 @@ std::string dynamic_inspect_report(const DynamicProgram& program) {
       dims += fmt::format("{}{} dim {} {}..{}", dims.empty() ? "" : ", ", input_name(dim.input),
                           dim.axis, dim.min, dim.max);
     }
-    text += fmt::format(
-        "  class {}: {}\n    {}\n", c, dims,
-        program.classes[c].padded
-            ? "padded: a run of size n takes the variant of the smallest size >= "
-              "n, inputs padded with zeros, outputs cut back to n"
-            : "not padded (" + program.classes[c].note + "): each size has its own variant");
+    const DimClass& dim_class = program.classes[c];
+    text += fmt::format("  class {}: {}\n    {}\n", c, dims,
+                        dim_class.padded
+                            ? "padded: a run of size n takes the variant of the smallest size >= "
+                              "n, inputs padded with zeros, outputs cut back to n"
+                            : "not padded (" + dim_class.note + "): each size has its own variant");
+    if (dim_class.padded && !dim_class.relies_on.empty()) {
+      text += fmt::format("    its padding relies on (docs/DYNAMIC_SHAPES.md): {}\n",
+                          dim_class.relies_on);
+    }
   }
   text += "\nvariants\n";
   std::vector<const WeightBytes*> weight_sets;

@@ -173,6 +173,9 @@ def main():
     if report.count("padded: a run of size n") != (2 if args.sequence else 1):
         print("FAILED: the batch (and the sequence) are not padded")
         return 1
+    if args.sequence and "softmax over padded elements masked" not in report:
+        print("FAILED: inspect does not say that the sequence's padding relies on masked keys")
+        return 1
     sequence_sizes = variant_sizes(report, 1) if args.sequence else []
     if args.sequence and sequence_sizes != powers_of_two_and_end(*args.sequence):
         print(f"FAILED: sequence sizes of the variants {sequence_sizes}, expected "

@@ -95,7 +95,7 @@ kiln::Program batch_program(int64_t batch) {
 kiln::DynamicProgram dynamic_program() {
   kiln::DynamicProgram program;
   program.dims = {{0, 0, 1, 2, 0}};
-  program.classes = {{true, ""}};
+  program.classes = {{true, "", "1 × a softmax over padded elements masked by -1e4 or less"}};
   for (const int64_t batch : {1, 2}) {
     kiln::ProgramVariant variant;
     variant.sizes = {batch};

@@ -192,6 +192,16 @@ TEST(PaddingAnalysis, ASequenceUnderAnAdditiveMaskIsPadded) {
   ASSERT_EQ(analysis.output_rows.size(), 2u);
   EXPECT_EQ(analysis.output_rows[0], (std::vector<RowAxis>{{0, 1, batch}, {1, 1, sequence}}));
   EXPECT_EQ(analysis.output_rows[1], (std::vector<RowAxis>{{0, 1, batch}}));  // the first token
+  // What the sequence's padding relies on, for kiln inspect; the batch relies on nothing more.
+  EXPECT_EQ(analysis.relies_on[batch], "");
+  EXPECT_NE(analysis.relies_on[sequence].find(
+                "1 × a softmax over padded elements masked by -1e4 or less (the first: node "
+                "softmax producing %p)"),
+            std::string::npos)
+      << analysis.relies_on[sequence];
+  EXPECT_NE(analysis.relies_on[sequence].find("1 × a gather of rows below the range's minimum"),
+            std::string::npos)
+      << analysis.relies_on[sequence];
 }
 
 TEST(PaddingAnalysis, AMaskTooSmallOrAPaddedTokenReadIsRefused) {
