@@ -10,6 +10,7 @@
 #include "frontend/onnx_importer.h"
 #include "ir/error.h"
 #include "kiln/size_comparison.h"
+#include "kiln/weight_sharing.h"
 #include "passes/padding_analysis.h"
 
 namespace kiln {
@@ -411,6 +412,7 @@ CompiledDynamicModel compile_dynamic(
     }
   }
   CompiledDynamicModel compiled;
+  WeightSharing weights;  // one blob for all the variants, each distinct weight once
   for (size_t v = 0; v < count; ++v) {
     ProgramVariant& variant = program.variants[v];
     std::map<std::string, Shape> shapes = max_shapes;
@@ -422,13 +424,7 @@ CompiledDynamicModel compile_dynamic(
     std::unique_ptr<Graph> graph = load_optimized(load, options, shapes, unused);
     CompiledModel model = compile(*graph, options);
     variant.program = std::move(model.program);
-    // Variants whose weights are an earlier one's bytes (the batch variants) hold that one's.
-    for (size_t earlier = 0; earlier < v; ++earlier) {
-      if (program.variants[earlier].program.weights == variant.program.weights) {
-        variant.program.weights = program.variants[earlier].program.weights;
-        break;
-      }
-    }
+    weights.add(variant.program);
     for (size_t i = 0; i < variant.program.inputs.size(); ++i) {
       if (variant.program.buffers[variant.program.inputs[i]].name != graph->inputs()[i]->name()) {
         throw InternalError("a variant's program inputs are not the graph's, in order");
@@ -436,6 +432,7 @@ CompiledDynamicModel compile_dynamic(
     }
     compiled.variants.push_back(std::move(model));
   }
+  weights.finish();
   validate_dynamic_program(program);
   compiled.program = std::move(program);
   return compiled;

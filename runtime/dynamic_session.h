@@ -2,9 +2,9 @@
 // ranges on the GPU. Each run takes the variant choose_variant picks; a padded class's inputs are
 // padded with zeros to the variant's size on the host and its outputs cut back to the real rows.
 // A variant's Session (session.h) is loaded on its first use and kept. Variants whose weights are
-// the same bytes (the batch variants of a model) read one copy on the GPU, uploaded by the first
-// of them loaded; every variant runs in one arena, sized for the largest variant's plan (runs
-// never overlap: run() serializes them and waits for each).
+// the same bytes read one copy on the GPU, uploaded by the first of them loaded (kiln compile
+// gives all the variants one blob: kiln/weight_sharing.h); every variant runs in one arena, sized
+// for the largest variant's plan (runs never overlap: run() serializes them and waits for each).
 //
 //   kiln::DynamicSession session = kiln::DynamicSession::load("model.kiln");
 //   std::vector<kiln::Tensor> outputs = session.run({input});  // any batch in the range

@@ -234,8 +234,8 @@ std::string dynamic_inspect_report(const DynamicProgram& program) {
   uint64_t set_bytes = 0;
   for (const WeightBytes* set : weight_sets) set_bytes += set->size();
   text += fmt::format(
-      "weights: {} set{}, {} together (the file holds each distinct weight once; a variant's "
-      "set is loaded onto the GPU whole)\n",
+      "weights: {} set{}, {} (the variants sharing a set share its copy on the GPU; the file "
+      "holds each distinct weight once)\n",
       weight_sets.size(), weight_sets.size() == 1 ? "" : "s",
       format_bytes(static_cast<int64_t>(set_bytes)));
   return text + fmt::format("\nvariant {} (the largest arena)\n", largest) +

@@ -134,26 +134,68 @@ TEST(DynamicCompile, PadsAroundAConstantOfBatchRowsThatIsTheSameAtEverySize) {
   EXPECT_EQ(batch_sizes(compiled.program), (std::vector<int64_t>{1, 2, 4}));
 }
 
-TEST(DynamicCompile, StoresAWeightSharedBySeveralWeightSetsOnce) {
+// The bytes of `program`'s weight buffer of `shape`, as floats (empty if it has none).
+std::vector<float> weight_of_shape(const Program& program, const Shape& shape) {
+  for (const ProgramBuffer& buffer : program.buffers) {
+    if (buffer.kind != ProgramBuffer::Kind::kWeight || buffer.type.shape != shape) continue;
+    std::vector<float> values(static_cast<size_t>(buffer.type.num_elements()));
+    std::memcpy(values.data(), program.weights.data() + buffer.offset, buffer.type.num_bytes());
+    return values;
+  }
+  return {};
+}
+
+std::vector<float> w_values() {  // expanded_constant_matmul_model's w: 0.5·k
+  std::vector<float> w(4 * 256);
+  for (size_t k = 0; k < w.size(); ++k) w[k] = 0.5f * static_cast<float>(k);
+  return w;
+}
+
+// How many times `needle`'s bytes occur in `bytes`.
+size_t occurrences(const std::vector<uint8_t>& bytes, const std::vector<float>& needle) {
+  const auto* begin = reinterpret_cast<const uint8_t*>(needle.data());
+  const auto* end = begin + needle.size() * sizeof(float);
+  size_t count = 0;
+  for (auto at = bytes.begin(); (at = std::search(at, bytes.end(), begin, end)) != bytes.end();
+       ++at) {
+    ++count;
+  }
+  return count;
+}
+
+TEST(DynamicCompile, VariantsShareOneBlobHoldingEachDistinctWeightOnce) {
   const CompiledDynamicModel compiled = compile_dynamic(
       dynamic_models::expanded_constant_matmul_model(), sm90(), {{"x", {{1, 4}, {4, 4}}}});
   const DynamicProgram& program = compiled.program;
   ASSERT_EQ(batch_sizes(program), (std::vector<int64_t>{1, 2, 4}));
-  // Each batch size folds its own [batch, 4] constant: three weight sets, each holding w.
-  EXPECT_FALSE(
-      program.variants[1].program.weights.shares_bytes_with(program.variants[2].program.weights));
+  // Each batch size folds its own [batch, 4] constant, and every variant holds w: one blob holds
+  // w once and the three constants, every variant's buffers pointing at theirs.
+  const WeightBytes& blob = program.variants[0].program.weights;
+  for (const ProgramVariant& variant : program.variants) {
+    EXPECT_TRUE(variant.program.weights.shares_bytes_with(blob));
+    EXPECT_EQ(weight_of_shape(variant.program, {4, 256}), w_values());
+    const int64_t batch = variant.sizes[0];
+    std::vector<float> c;
+    for (int64_t r = 0; r < batch; ++r) c.insert(c.end(), {1, -2, 3, -4});
+    EXPECT_EQ(weight_of_shape(variant.program, {batch, 4}), c) << "batch " << batch;
+  }
+  EXPECT_EQ(occurrences(blob.bytes(), w_values()), 1u);
+  EXPECT_LT(blob.size(), 2 * w_values().size() * sizeof(float));
+}
+
+TEST(DynamicProgram, StoresAWeightSharedBySeveralWeightSetsOnce) {
+  // Three variants' weight sets that differ (a tail of their own) but share every weight: the
+  // file stores the shared pieces once, and each set reads back byte for byte.
+  CompiledDynamicModel compiled = compile_dynamic(dynamic_models::expanded_constant_matmul_model(),
+                                                  sm90(), {{"x", {{1, 4}, {4, 4}}}});
+  DynamicProgram& program = compiled.program;
+  for (size_t v = 0; v < program.variants.size(); ++v) {
+    std::vector<uint8_t> own = program.variants[v].program.weights.bytes();
+    own.resize(own.size() + kWeightAlignment, static_cast<uint8_t>(v + 1));
+    program.variants[v].program.weights = WeightBytes(std::move(own));
+  }
   const std::vector<uint8_t> bytes = dynamic_program_to_bytes(program);
-  std::vector<uint8_t> w(4 * 256 * 4);
-  for (size_t k = 0; k < 4 * 256; ++k) {
-    const float value = 0.5f * static_cast<float>(k);
-    std::memcpy(w.data() + 4 * k, &value, 4);
-  }
-  size_t copies = 0;
-  for (auto at = bytes.begin();
-       (at = std::search(at, bytes.end(), w.begin(), w.end())) != bytes.end(); ++at) {
-    ++copies;
-  }
-  EXPECT_EQ(copies, 1u);  // w once in the file, not once per set
+  EXPECT_EQ(occurrences(bytes, w_values()), 1u);  // not once per set
   const DynamicProgram read = dynamic_program_from_bytes(bytes, "test.kiln");
   for (size_t v = 0; v < program.variants.size(); ++v) {
     EXPECT_EQ(read.variants[v].program.weights, program.variants[v].program.weights) << v;
