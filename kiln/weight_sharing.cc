@@ -24,7 +24,10 @@ void WeightSharing::add(Program& program) {
     std::vector<uint64_t>& same_hash = offsets_[key];
     int64_t found = -1;
     for (const uint64_t offset : same_hash) {
-      if (std::memcmp(blob_.data() + offset, bytes, size) == 0) found = static_cast<int64_t>(offset);
+      if (std::memcmp(blob_.data() + offset, bytes, size) == 0) {
+        found = static_cast<int64_t>(offset);
+        break;
+      }
     }
     if (found < 0) {
       found = static_cast<int64_t>(blob_.size());
