@@ -529,6 +529,8 @@ class Analyzer {
   // Whether a product contracting `a`'s axis `k_a` with `b`'s `k_b` adds only zeros from
   // padded rows: K is one class's rows in both (or a constant in one), and one holds exactly 0
   // at its padded elements (a softmax of masked scores), so each padded term is 0 · finite.
+  // K's rows in both operands are one class whatever the answer (their sizes are equal): they
+  // are united here.
   bool contracts_padded_zeros(const Value* a, int k_a, const Value* b, int k_b) {
     const RowAxis* row_a = row_on(a, k_a);
     const RowAxis* row_b = row_on(b, k_b);

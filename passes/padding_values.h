@@ -1,5 +1,5 @@
-// What a value holds at the positions that padding adds along a row axis (the padding analysis,
-// passes/padding_analysis.h). The runtime pads inputs with zeros, so at first those positions
+// What a value holds at the positions that padding adds along a row axis, where its other axes
+// of the same class are real (the padding analysis, passes/padding_analysis.h). The runtime pads inputs with zeros, so at first those positions
 // hold exactly 0; elementwise ops on them and on scalar constants give exact values again (a
 // mask padded with 0 becomes (1 - 0) * -10000 = -10000 there), and adding such a value of -1e4 or
 // less to ordinary values gives a *masked* one: a score that a softmax along the axis turns into
