@@ -133,6 +133,9 @@ def time_torch(entry, model, inputs, args):
                 torch._dynamo.reset()
                 run = torch.compile(gpu_model, mode=column.split(" ", 1)[1])
             entry[column] = time_cuda(lambda: run(*gpu_inputs), args.iters, args.warmup)[0]
+            # Progress, so that a run stopped by a time limit still shows what it measured.
+            print(f"{entry['model']} b{entry['batch']} {column}: {entry[column]:.4f} ms",
+                  flush=True)
         except Exception as error:  # one mode failing leaves the others to run
             entry.setdefault("errors", []).append(failure(column, error))
     del gpu_model, gpu_inputs

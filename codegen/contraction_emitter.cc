@@ -8,6 +8,7 @@
 #include "codegen/contraction_view.h"
 #include "codegen/element_emitter.h"
 #include "codegen/mma_contraction_emitter.h"
+#include "codegen/swapped_contraction_view.h"
 #include "codegen/wgmma_contraction_emitter.h"
 #include "ir/error.h"
 
@@ -141,7 +142,9 @@ struct ContractionTactic {
                          !tma_applies ? ""
                          : tma        ? " tma"
                                       : " cp.async",
-                         wgmma_tiling.persistent_blocks > 0 ? " warp-specialized" : "");
+                         wgmma_tiling.persistent_blocks > 0 ? " warp-specialized"
+                         : wgmma_tiling.swapped             ? " swapped"
+                                                            : "");
     }
     return fmt::format("mma.sync {}x{}{}", mma_tiling.block_m, mma_tiling.block_n, split);
   }
@@ -199,6 +202,18 @@ Contraction contraction_of(const KernelBody& body, const Target& target) {
         ContractionTactic copies = contraction.tactics.front();
         copies.tma = false;
         contraction.tactics.push_back(copies);
+      }
+      // The contraction swapped, where its rows quantize badly into 128-row tiles.
+      for (const WgmmaTiling& tiling :
+           wgmma_swapped_candidates(view.batch, view.rows, view.cols, view.depth, target)) {
+        if (wgmma_swapped_applies(body, *contraction.anchor, *contraction.view, tiling) &&
+            wgmma_tiling_fits(SwappedContractionView(*contraction.view), tiling, target)) {
+          contraction.tactics.push_back({.wgmma = true,
+                                         .wgmma_tiling = tiling,
+                                         .mma_tiling = {},
+                                         .tma = true,
+                                         .tma_applies = true});
+        }
       }
     }
   }

@@ -290,4 +290,39 @@ std::vector<WgmmaTiling> wgmma_small_grid_candidates(int64_t batch, int64_t rows
   return candidates;
 }
 
+std::vector<WgmmaTiling> wgmma_swapped_candidates(int64_t batch, int64_t rows, int64_t cols,
+                                                  int64_t depth, const Target& target) {
+  if (rows % kWgmmaBlockM == 0 || cols % kWgmmaSwappedBlockM != 0) return {};
+  const int64_t sms = std::max(target.sm_count, 1);
+  const int64_t row_tiles = cols / kWgmmaSwappedBlockM * batch;
+  int best_n = 0;
+  int64_t best_cost = 0, best_tiles = 0;
+  for (int block_n = 64; block_n <= 256; block_n += kWgmmaSwappedNStep) {
+    const int64_t tiles = row_tiles * ceil_div(rows, block_n);
+    const int64_t cost = ceil_div(tiles, sms) * (block_n + 32);
+    if (best_n == 0 || cost < best_cost) {
+      best_n = block_n;
+      best_cost = cost;
+      best_tiles = tiles;
+    }
+  }
+  if (best_tiles > sms || static_cast<double>(best_tiles) < kWgmmaTallClusterMinFill * sms) {
+    return {};
+  }
+  const int64_t k_steps = ceil_div(depth, kWgmmaTileK);
+  const int64_t stage = int64_t{kWgmmaSwappedBlockM + best_n} * kWgmmaTileK * 2;
+  const int64_t room = std::min<int64_t>(kWgmmaSharedLimit, target.shared_memory_per_block) - 1024 -
+                       8 * kWgmmaSwappedMaxStages;
+  const int deepest = static_cast<int>(std::min<int64_t>(kWgmmaSwappedMaxStages, room / stage));
+  std::vector<WgmmaTiling> candidates;
+  for (const int stages : {WgmmaTiling{}.stages, deepest}) {
+    if (stages < 3) continue;
+    WgmmaTiling tiling{.block_m = kWgmmaSwappedBlockM, .block_n = best_n, .stages = stages};
+    tiling = with_wgmma_splits(tiling, k_steps, 1);
+    tiling.swapped = true;
+    add_once(candidates, tiling);
+  }
+  return candidates;
+}
+
 }  // namespace kiln::codegen

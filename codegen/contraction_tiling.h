@@ -129,6 +129,9 @@ struct WgmmaTiling {
   // Blocks of the warp-specialized persistent kernel (at most one an SM, each taking tiles
   // blockIdx.x, + gridDim.x, ...); 0: the one-tile-a-block kernel.
   int persistent_blocks = 0;
+  // The one-tile kernel computes the contraction swapped (codegen/swapped_contraction_view.h):
+  // block_m rows of the base's columns by block_n of its rows (wgmma_swapped_candidates).
+  bool swapped = false;
 
   bool operator==(const WgmmaTiling&) const = default;
   // The one-tile kernel's threads: a warpgroup for each 64 rows.
@@ -182,6 +185,22 @@ inline constexpr int kWgmmaSmallGridMinSplitSteps = 2;
 inline constexpr int kWgmmaSmallGridSplitSteps = 32;
 std::vector<WgmmaTiling> wgmma_small_grid_candidates(int64_t batch, int64_t rows, int64_t cols,
                                                      int64_t depth, const Target& target);
+// The swapped problem's tilings (codegen/swapped_contraction_view.h), for a base contraction of
+// `rows` × `cols` whose rows quantize badly into kWgmmaBlockM-row tiles while its columns make
+// whole kWgmmaSwappedBlockM-row tiles of the swapped problem: one warpgroup's 64 base columns by
+// the multiple of kWgmmaSwappedNStep from 64 to 256 base rows whose grid gives the busiest SM the
+// least work (choose_wgmma_tiling's cost), unsplit, where those tiles make one wave filling at
+// least kWgmmaTallClusterMinFill of the SMs; in the default stages and in as many up to
+// kWgmmaSwappedMaxStages as the shared memory holds. ResNet-50 b32's 7 × 7 1×1 down-projection
+// (1568 × 512, 2048 deep): 128-row tiles pad 1568 to 1664 and need split-K to fill the SMs (104
+// blocks of 128 × 128 in 2 slices); swapped, 8 × 14 = 112 tiles of 64 × 112, whole, no padding,
+// as cuBLAS tiles it (nvjet 64x112, 9 stages). Empty where none applies.
+inline constexpr int kWgmmaSwappedBlockM = 64;
+inline constexpr int kWgmmaSwappedNStep = 16;
+inline constexpr int kWgmmaSwappedMaxStages = 8;
+std::vector<WgmmaTiling> wgmma_swapped_candidates(int64_t batch, int64_t rows, int64_t cols,
+                                                  int64_t depth, const Target& target);
+
 std::vector<MmaTiling> mma_tiling_candidates(int64_t batch, int64_t rows, int64_t cols,
                                              int64_t depth, const Target& target);
 

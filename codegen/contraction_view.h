@@ -33,12 +33,13 @@ class ContractionView {
  public:
   explicit ContractionView(const Node& node) : node_(node) {}
   virtual ~ContractionView() = default;
+  const Node& node() const { return node_; }
   int64_t batch = 1, rows = 1, cols = 1, depth = 1;
 
   // The operands (the values A and B read) and the flat index of A(b, m, k) in operand A and of
   // B(b, k, n) in operand B.
-  const Value* a_operand() const { return node_.operand(0); }
-  const Value* b_operand() const { return node_.operand(1); }
+  virtual const Value* a_operand() const { return node_.operand(0); }
+  virtual const Value* b_operand() const { return node_.operand(1); }
   virtual std::string a_index(ElementEmitter& e, const std::string& b, const std::string& m,
                               const std::string& k) = 0;
   virtual std::string b_index(ElementEmitter& e, const std::string& b, const std::string& k,

@@ -8,6 +8,7 @@
 
 #include "codegen/mma_contraction_emitter.h"
 #include "codegen/strided_view.h"
+#include "codegen/swapped_contraction_view.h"
 #include "codegen/vector_access.h"
 #include "codegen/wgmma_tensor_maps.h"
 #include "ir/error.h"
@@ -26,6 +27,10 @@ constexpr int kBlockBytes = 64 * kRowBytes;    // 64 rows: a warpgroup's A, or 6
 constexpr int kVector = 8;                     // 16-bit values a cp.async moves
 constexpr int kWarpgroupRows = 64;
 constexpr int kWarpgroupThreads = 128;
+// Floats a transposed staged row (a swapped tiling's) is longer than the tile: rows 4 floats
+// apart in banks, so that a warp's scalar stores (8 rows of a staged column, the 4 columns' pairs
+// 2 staged rows apart) hit 32 banks.
+constexpr int kSwappedStagedRowPad = 4;
 // setmaxnreg's registers a thread for the warp-specialized kernel's producer and consumers:
 // 128 · 72 + 256 · 216 of the SM's 65536 (session 9's cp.async producer spilled below 72; the
 // TMA producer needs fewer, but a consumer 128 wide holds 128 accumulators and its epilogue).
@@ -160,11 +165,15 @@ struct Staging {
 
 class WgmmaKernelWriter {
  public:
+  // `result_view` is the view whose results the staged epilogue finishes: `view`, or where the
+  // tiling is swapped the base view that `view` swaps.
   WgmmaKernelWriter(const KernelBody& body, const Node& anchor, ContractionView& view,
-                    const WgmmaTiling& tiling, bool tma, KernelSpec& spec, ElementEmitter& e)
+                    ContractionView& result_view, const WgmmaTiling& tiling, bool tma,
+                    KernelSpec& spec, ElementEmitter& e)
       : body_(body),
         anchor_(anchor),
         view_(view),
+        result_view_(result_view),
         tiling_(tiling),
         spec_(spec),
         e_(e),
@@ -231,6 +240,10 @@ class WgmmaKernelWriter {
                                                                    "distributed shared memory"
                                                                  : "")
                                    : "");
+    if (tiling_.swapped) {
+      spec_.tactic += fmt::format(", swapped (rows are the {} columns, sums staged transposed)",
+                                  result_view_.cols);
+    }
     if (persistent()) {
       spec_.tactic += fmt::format(
           ", warp-specialized (a TMA producer, two consumers of {}x{} tiles in turn{}), "
@@ -653,7 +666,7 @@ class WgmmaKernelWriter {
   void results(const std::vector<std::string>& outputs) {
     if (tiling_.cluster) return cluster_results(outputs);
     if (stages_results() &&
-        int64_t{tiling_.block_m} * staged_row() * 4 <= tiling_.stages * stage_bytes_) {
+        int64_t{staged_rows()} * staged_row() * 4 <= tiling_.stages * stage_bytes_) {
       code_.line("__syncthreads();");
       return results_through_shared(outputs, {.thread = "threadIdx.x",
                                               .threads = tiling_.threads(),
@@ -744,11 +757,20 @@ class WgmmaKernelWriter {
   // Whether the results can go through a staged f32 tile (runs of 8 columns in a row, unsplit).
   bool stages_results() const {
     return (tiling_.splits == 1 || tiling_.cluster) &&
-           stores_result_runs(body_, anchor_, view_, kVector, /*f32_outputs=*/true);
+           stores_result_runs(body_, anchor_, result_view_, kVector, /*f32_outputs=*/true);
   }
   bool staged_persistent() const { return persistent() && stages_results(); }
 
-  int staged_row() const { return tiling_.block_n + kWgmmaStagedRowPad; }
+  // The staged tile's rows and columns: the tiling's, transposed where it is swapped (rows and
+  // columns of the result view), and the floats a row takes.
+  int staged_rows() const { return tiling_.swapped ? tiling_.block_n : tiling_.block_m; }
+  int staged_cols() const { return tiling_.swapped ? tiling_.block_m : tiling_.block_n; }
+  int staged_row() const {
+    return staged_cols() + (tiling_.swapped ? kSwappedStagedRowPad : kWgmmaStagedRowPad);
+  }
+  // The result view's tile origins.
+  const char* result_m0() const { return tiling_.swapped ? "g_n0" : "g_m0"; }
+  const char* result_n0() const { return tiling_.swapped ? "g_m0" : "g_n0"; }
 
   // The sums through shared memory (the pipeline's, free after the last step) as a 128 ×
   // (block_n + 8) f32 tile, so that each thread then finishes runs of 8 neighbouring columns of
@@ -759,7 +781,7 @@ class WgmmaKernelWriter {
   void results_through_shared(const std::vector<std::string>& outputs, const Staging& staging) {
     stage_accumulators(staging);
     code_.line(staging.barrier);
-    finish_staged_runs(outputs, staging, "", tiling_.block_m);
+    finish_staged_runs(outputs, staging, "", staged_rows());
   }
 
   // Each thread's accumulators into the staged f32 tile g_tile (declared here) at `staging.tile`.
@@ -780,10 +802,17 @@ class WgmmaKernelWriter {
     const std::string acc = staging.both_halves
                                 ? fmt::format("g_acc[g_h * {} + g_j * 4 + g_r", half)
                                 : "g_acc[g_j * 4 + g_r";
-    code_.line(
-        fmt::format("*reinterpret_cast<float2*>(&g_tile[g_row * {} + g_j * 8 + g_lane % 4 "
-                    "* 2]) = make_float2({}], {} + 1]);",
-                    staged_row(), acc, acc));
+    if (tiling_.swapped) {
+      // Transposed: the register pair's two columns are two staged rows.
+      code_.line(fmt::format("const int g_col = g_j * 8 + g_lane % 4 * 2;"));
+      code_.line(fmt::format("g_tile[g_col * {} + g_row] = {}];", staged_row(), acc));
+      code_.line(fmt::format("g_tile[(g_col + 1) * {} + g_row] = {} + 1];", staged_row(), acc));
+    } else {
+      code_.line(
+          fmt::format("*reinterpret_cast<float2*>(&g_tile[g_row * {} + g_j * 8 + g_lane % 4 "
+                      "* 2]) = make_float2({}], {} + 1]);",
+                      staged_row(), acc, acc));
+    }
     e_.close_block();
     e_.close_block();
     if (staging.both_halves) e_.close_block();
@@ -793,11 +822,11 @@ class WgmmaKernelWriter {
   // expression; "" for 0), in runs of 8 columns, consecutive threads consecutive runs of a row.
   void finish_staged_runs(const std::vector<std::string>& outputs, const Staging& staging,
                           const std::string& first_row, int rows) {
-    const int runs_per_row = tiling_.block_n / kVector;
+    const int runs_per_row = staged_cols() / kVector;
     // A share of rows that the threads' runs do not divide (a cluster's, rows / slices): the
     // last round's threads past it, or past the tile, do nothing.
     const bool partial_round = rows * runs_per_row % staging.threads != 0 ||
-                               (!first_row.empty() && tiling_.block_m % rows != 0);
+                               (!first_row.empty() && staged_rows() % rows != 0);
     const int runs = static_cast<int>(ceil_div(rows * runs_per_row, staging.threads));
     const std::vector<const Value*> result_shaped = result_shaped_inputs();
     // Where a row's runs divide the threads, a thread finishes the same run (8 columns) of every
@@ -808,14 +837,14 @@ class WgmmaKernelWriter {
     std::set<DType> vector_dtypes;
     if (fixed_run) {
       code_.line(fmt::format("const int g_run = {} % {};", staging.thread, runs_per_row));
-      code_.line(fmt::format("const {} g_n = g_n0 + g_run * {};", index_, kVector));
+      code_.line(fmt::format("const {} g_n = {} + g_run * {};", index_, result_n0(), kVector));
       for (const Value* input : column_inputs()) {
         const DType dtype = input->type().dtype;
         const std::string type = vector_type(dtype, kVector);
         column_vectors.emplace_back(input, e_.fresh_name('v'));
         const std::string& vector = column_vectors.back().second;
         code_.line(fmt::format("{} {}{{}};", type, vector));
-        e_.open_block(fmt::format("if (g_n < {})", view_.cols));
+        e_.open_block(fmt::format("if (g_n < {})", result_view_.cols));
         const size_t chunks = dtype_size(dtype) * kVector / 16;
         for (size_t h = 0; h < chunks; ++h) {
           code_.line(fmt::format(
@@ -846,12 +875,13 @@ class WgmmaKernelWriter {
     }
     if (!first_row.empty())
       code_.line(fmt::format("const int g_row = {} + g_share_row;", first_row));
-    code_.line(fmt::format("const {} g_m = g_m0 + g_row{};", index_,
-                           fixed_run ? "" : fmt::format(", g_n = g_n0 + g_run * {}", kVector)));
+    code_.line(
+        fmt::format("const {} g_m = {} + g_row{};", index_, result_m0(),
+                    fixed_run ? "" : fmt::format(", g_n = {} + g_run * {}", result_n0(), kVector)));
     e_.open_block(fmt::format(
         "if ({}g_m < {} && g_n < {})",
-        partial_round ? fmt::format("{} < {} && g_row < {} && ", row, rows, tiling_.block_m) : "",
-        view_.rows, view_.cols));
+        partial_round ? fmt::format("{} < {} && g_row < {} && ", row, rows, staged_rows()) : "",
+        result_view_.rows, result_view_.cols));
     // A quarter warp's 16-byte loads of consecutive runs lie 32 bytes apart, two of them on each
     // bank: threads whose run has bit 2 set load their second half first, so that each of the two
     // loads covers all 32 banks once.
@@ -865,7 +895,7 @@ class WgmmaKernelWriter {
     code_.line(fmt::format("float g_sums[{}];", kVector));
     code_.line("*reinterpret_cast<float4*>(g_sums) = g_swap ? g_load1 : g_load0;");
     code_.line("*reinterpret_cast<float4*>(g_sums + 4) = g_swap ? g_load0 : g_load1;");
-    const std::string first = view_.result_index(e_, "g_b", "g_m", "g_n");
+    const std::string first = result_view_.result_index(e_, "g_b", "g_m", "g_n");
     std::vector<std::pair<const Value*, std::string>> loaded;
     for (const Value* input : result_shaped) {
       const DType dtype = input->type().dtype;
@@ -883,16 +913,18 @@ class WgmmaKernelWriter {
     code_.line("#pragma unroll");
     e_.open_block(fmt::format("for (int g_c = 0; g_c < {}; ++g_c)", kVector));
     code_.line(fmt::format("const {} g_nc = g_n + g_c;", index_));
-    const std::string at = view_.result_index(e_, "g_b", "g_m", "g_nc");
+    const std::string at = result_view_.result_index(e_, "g_b", "g_m", "g_nc");
     // A per-column operand (a bias) reads at g_nc, not at the flat index modulo the columns.
-    if (view_.result_index_ends_in_n()) e_.set_inner_coordinate(at, view_.cols, "g_nc");
+    if (result_view_.result_index_ends_in_n()) {
+      e_.set_inner_coordinate(at, result_view_.cols, "g_nc");
+    }
     for (const auto& [input, vector] : loaded) {
       e_.bind(input, at, widened(input->type().dtype, vector + ".v[g_c]"));
     }
     for (const auto& [input, vector] : column_vectors) {
       e_.bind(input, "g_nc", widened(input->type().dtype, vector + ".v[g_c]"));
     }
-    e_.bind(anchor_.result(), at, view_.result(e_, "g_b", "g_m", "g_nc", "g_sums[g_c]"));
+    e_.bind(anchor_.result(), at, result_view_.result(e_, "g_b", "g_m", "g_nc", "g_sums[g_c]"));
     for (size_t k = 0; k < outputs.size(); ++k) {
       code_.line(fmt::format("g_out{}.v[g_c] = {};", k, e_.stored(body_.outputs[k], at)));
     }
@@ -942,12 +974,12 @@ class WgmmaKernelWriter {
   // element emitter's business: a binding that no op asks for costs one load.
   std::vector<const Value*> column_inputs() const {
     std::vector<const Value*> inputs;
-    if (view_.cols % kVector != 0) return inputs;
+    if (result_view_.cols % kVector != 0) return inputs;
     for (const Value* input : body_.inputs) {
       const Shape& shape = input->type().shape;
       const DType dtype = input->type().dtype;
       if (input == anchor_.operand(0) || input == anchor_.operand(1) || shape.empty() ||
-          shape.back() != view_.cols || num_elements(shape) != view_.cols ||
+          shape.back() != result_view_.cols || num_elements(shape) != result_view_.cols ||
           !(is_16_bit_float(dtype) || dtype == DType::kF32)) {
         continue;
       }
@@ -959,6 +991,7 @@ class WgmmaKernelWriter {
   const KernelBody& body_;
   const Node& anchor_;
   ContractionView& view_;
+  ContractionView& result_view_;
   const WgmmaTiling& tiling_;
   KernelSpec& spec_;
   ElementEmitter& e_;
@@ -1053,9 +1086,34 @@ bool wgmma_cluster_applies(const KernelBody& body, const Node& anchor, const Con
              tiling.stages * stage_bytes;
 }
 
+bool wgmma_swapped_applies(const KernelBody& body, const Node& anchor, ContractionView& base,
+                           const WgmmaTiling& tiling) {
+  if (!tiling.swapped || tiling.splits != 1 || tiling.cluster || tiling.persistent_blocks > 0 ||
+      !swaps_contraction(base) ||
+      !stores_result_runs(body, anchor, base, kVector, /*f32_outputs=*/true)) {
+    return false;
+  }
+  SwappedContractionView swapped(base);
+  const auto [a, b] = tma_operands(body, swapped, tiling);
+  return a && b &&
+         int64_t{tiling.block_n} * (tiling.block_m + kSwappedStagedRowPad) * 4 <=
+             int64_t{tiling.stages} * (tiling.block_m + tiling.block_n) * kWgmmaTileK * 2;
+}
+
 KernelSpec emit_wgmma_contraction_kernel(const KernelBody& body, const Node& anchor,
-                                         ContractionView& view, const WgmmaTiling& tiling,
+                                         ContractionView& base, const WgmmaTiling& tiling,
                                          bool tma) {
+  std::optional<SwappedContractionView> swapped;
+  if (tiling.swapped) {
+    if (!wgmma_swapped_applies(body, anchor, base, tiling)) {
+      throw InternalError(
+          "wgmma contraction: a swapped tiling needs plain operands by TMA, staged results, one "
+          "slice and one tile a block");
+    }
+    if (!tma) throw InternalError("wgmma contraction: a swapped tiling copies by TMA");
+    swapped.emplace(base);
+  }
+  ContractionView& view = swapped ? static_cast<ContractionView&>(*swapped) : base;
   const bool persistent = tiling.persistent_blocks > 0;
   if (persistent && !(tma && wgmma_warp_specialized_applies(body, view, tiling))) {
     throw InternalError(
@@ -1088,7 +1146,7 @@ KernelSpec emit_wgmma_contraction_kernel(const KernelBody& body, const Node& anc
   ElementEmitter e(
       code, spec.params,
       index_type_for(body, workspace ? split_k_workspace_floats(view, tiling.splits) : 0));
-  WgmmaKernelWriter(body, anchor, view, tiling, tma, spec, e).write(outputs);
+  WgmmaKernelWriter(body, anchor, view, base, tiling, tma, spec, e).write(outputs);
   spec.body = code.text();
   return spec;
 }

@@ -110,10 +110,18 @@ bool wgmma_cluster_applies(const KernelBody& body, const Node& anchor, const Con
 bool wgmma_tall_applies(const KernelBody& body, const ContractionView& view,
                         const WgmmaTiling& tiling);
 
+// Whether `tiling` is swapped (WgmmaTiling::swapped) and the one-tile kernel can compute `base`
+// so: the swapped view's operands plain tensors that TMA copies (swaps_contraction), results
+// that go through the staged f32 tile, transposed (the base's runs of 8 columns), which the
+// stages' bytes hold; unsplit.
+bool wgmma_swapped_applies(const KernelBody& body, const Node& anchor, ContractionView& base,
+                           const WgmmaTiling& tiling);
+
 // With `tma`, each operand that TMA can copy is copied so; the other by cp.async. A tiling with
-// persistent_blocks gives the warp-specialized kernel (wgmma_warp_specialized_applies must hold).
+// persistent_blocks gives the warp-specialized kernel (wgmma_warp_specialized_applies must hold);
+// a swapped one computes `base` swapped (wgmma_swapped_applies must hold).
 KernelSpec emit_wgmma_contraction_kernel(const KernelBody& body, const Node& anchor,
-                                         ContractionView& view, const WgmmaTiling& tiling,
+                                         ContractionView& base, const WgmmaTiling& tiling,
                                          bool tma);
 
 }  // namespace kiln::codegen

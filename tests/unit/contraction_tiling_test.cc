@@ -309,6 +309,28 @@ TEST(ContractionTiling, CandidatesStartWithTheHeuristicsChoiceAndComeOnce) {
   }
 }
 
+TEST(ContractionTiling, SwappedTilingsWhereRowsPadAndTheSwappedGridIsOneWave) {
+  const Target hopper = target_for_arch("sm_90a");
+  // ResNet-50 b32's 7 × 7 1×1 down-projection (1568 × 512, 2048 deep): 8 × 14 tiles of 64 ×
+  // 112, one wave of 112 blocks over 132 SMs, unsplit, in 4 stages and in 8.
+  const std::vector<WgmmaTiling> down = wgmma_swapped_candidates(1, 1568, 512, 2048, hopper);
+  const std::vector<WgmmaTiling> expected{
+      {.block_m = 64, .block_n = 112, .stages = 4, .split_depth = 2048, .swapped = true},
+      {.block_m = 64, .block_n = 112, .stages = 8, .split_depth = 2048, .swapped = true}};
+  EXPECT_EQ(down, expected);
+  // 1500 rows: 16 tiles of 96 (the last 60 rows) make 128 blocks, one wave.
+  const std::vector<WgmmaTiling> edges = wgmma_swapped_candidates(1, 1500, 512, 1000, hopper);
+  ASSERT_FALSE(edges.empty());
+  EXPECT_EQ(edges.front().block_n, 96);
+  // None where the rows make whole 128-row tiles (BERT-base b32's 4096), the columns no whole
+  // 64-row swapped tiles, or the swapped grid is more than a wave (ViT-B/16 b32's 6304 × 768)
+  // or too little of one (batch 1's 49 × 512).
+  EXPECT_TRUE(wgmma_swapped_candidates(1, 4096, 768, 768, hopper).empty());
+  EXPECT_TRUE(wgmma_swapped_candidates(1, 1568, 500, 2048, hopper).empty());
+  EXPECT_TRUE(wgmma_swapped_candidates(1, 6304, 768, 768, hopper).empty());
+  EXPECT_TRUE(wgmma_swapped_candidates(1, 49, 512, 2048, hopper).empty());
+}
+
 TEST(ContractionTiling, SmallGridsOfferWgmmaTilingsSplitFine) {
   const Target hopper = target_for_arch("sm_90a");
   // ResNet-50 b1's layer-4 3×3 conv (M = 49, N = 512, K = 4608, 72 steps): 8 tiles of 128 × 64,
