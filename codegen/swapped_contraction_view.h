@@ -18,8 +18,6 @@ class SwappedContractionView : public ContractionView {
   // `base` must outlive the view.
   explicit SwappedContractionView(ContractionView& base);
 
-  ContractionView& base() const { return base_; }
-
   const Value* a_operand() const override { return base_.b_operand(); }
   const Value* b_operand() const override { return base_.a_operand(); }
   std::string a_index(ElementEmitter& e, const std::string& b, const std::string& m,

@@ -804,7 +804,7 @@ class WgmmaKernelWriter {
                                 : "g_acc[g_j * 4 + g_r";
     if (tiling_.swapped) {
       // Transposed: the register pair's two columns are two staged rows.
-      code_.line(fmt::format("const int g_col = g_j * 8 + g_lane % 4 * 2;"));
+      code_.line("const int g_col = g_j * 8 + g_lane % 4 * 2;");
       code_.line(fmt::format("g_tile[g_col * {} + g_row] = {}];", staged_row(), acc));
       code_.line(fmt::format("g_tile[(g_col + 1) * {} + g_row] = {} + 1];", staged_row(), acc));
     } else {
