@@ -292,9 +292,9 @@ std::vector<WgmmaTiling> wgmma_small_grid_candidates(int64_t batch, int64_t rows
 
 std::vector<WgmmaTiling> wgmma_swapped_candidates(int64_t batch, int64_t rows, int64_t cols,
                                                   int64_t depth, const Target& target) {
-  if (rows % kWgmmaBlockM == 0 || cols % kWgmmaSwappedBlockM != 0) return {};
+  if (batch != 1 || rows % kWgmmaBlockM == 0 || cols % kWgmmaSwappedBlockM != 0) return {};
   const int64_t sms = std::max(target.sm_count, 1);
-  const int64_t row_tiles = cols / kWgmmaSwappedBlockM * batch;
+  const int64_t row_tiles = cols / kWgmmaSwappedBlockM;
   int best_n = 0;
   int64_t best_cost = 0, best_tiles = 0;
   for (int block_n = 64; block_n <= 256; block_n += kWgmmaSwappedNStep) {

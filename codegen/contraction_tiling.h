@@ -185,8 +185,9 @@ inline constexpr int kWgmmaSmallGridMinSplitSteps = 2;
 inline constexpr int kWgmmaSmallGridSplitSteps = 32;
 std::vector<WgmmaTiling> wgmma_small_grid_candidates(int64_t batch, int64_t rows, int64_t cols,
                                                      int64_t depth, const Target& target);
-// The swapped problem's tilings (codegen/swapped_contraction_view.h), for a base contraction of
-// `rows` × `cols` whose rows quantize badly into kWgmmaBlockM-row tiles while its columns make
+// The swapped problem's tilings (codegen/swapped_contraction_view.h), for an unbatched base
+// contraction (the case run on a GPU so far) of `rows` × `cols` whose rows quantize badly into
+// kWgmmaBlockM-row tiles while its columns make
 // whole kWgmmaSwappedBlockM-row tiles of the swapped problem: one warpgroup's 64 base columns by
 // the multiple of kWgmmaSwappedNStep from 64 to 256 base rows whose grid gives the busiest SM the
 // least work (choose_wgmma_tiling's cost), unsplit, where those tiles make one wave filling at
