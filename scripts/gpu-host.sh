@@ -31,6 +31,13 @@ step() {  # step NAME COMMAND...: runs COMMAND, logs to $out/NAME.log, records a
 }
 
 nvidia-smi >"$out/nvidia-smi.log" 2>&1 || echo "no nvidia-smi: is this the GPU host?"
+# The device tool copies the tree with its files' times: on a machine still warm from an earlier
+# call, a header edited before that call's build looks older than its objects, and ninja links
+# objects of two struct layouts (session 25: every kiln bench then died of SIGFPE). There, every
+# source is touched: a whole rebuild (under a minute on its 16 cores) rather than a wrong binary.
+if [ -d build-gpu ]; then
+  find . -path ./build-gpu -prune -o \( -name '*.cc' -o -name '*.h' \) -print0 | xargs -0 -r touch
+fi
 step configure cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release
 step build cmake --build build-gpu -j"$(nproc)"
 step ctest-gpu timeout "${KILN_STEP_LIMIT_GPU_TESTS:-0}" \
