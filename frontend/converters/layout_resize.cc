@@ -1,5 +1,8 @@
-// ONNX Resize (opsets 13, 18, 19) -> kiln resize: the output sizes, per-axis scales and roi are
-// resolved here over every axis (axes, keep_aspect_ratio_policy), so the kernel sees one form.
+// ONNX Resize (opsets 11, 13, 18, 19) -> kiln resize: the output sizes, per-axis scales and roi
+// are resolved here over every axis (axes, keep_aspect_ratio_policy), so the kernel sees one
+// form. Resize 10 and Upsample (7, 9), which take only scales, become the same op: their
+// coordinates are asymmetric (an output pixel y reads input y / scale) and nearest rounds down,
+// as ONNX's Resize 10 -> 11 adapter states them.
 #include <cmath>
 
 #include "frontend/converters/layout_converters.h"
@@ -112,10 +115,58 @@ std::vector<Value*> convert_resize(NodeImporter& node) {
   return {node.emit1("resize", {data}, attrs)};
 }
 
+// Resize 10 and Upsample: `scales` over every axis, floor(in · scale) outputs; mode nearest or
+// linear.
+Value* resize_by_scales(NodeImporter& node, const std::vector<double>& scales) {
+  Value* data = node.input(0);
+  const Shape& in_shape = data->type().shape;
+  if (scales.size() != in_shape.size()) {
+    node.fail("scales has " + std::to_string(scales.size()) + " entries for an input of rank " +
+              std::to_string(in_shape.size()));
+  }
+  std::vector<int64_t> sizes(in_shape.size());
+  for (size_t i = 0; i < scales.size(); ++i) {
+    if (!(scales[i] > 0)) node.fail("scales must be positive");
+    sizes[i] = static_cast<int64_t>(std::floor(scales[i] * static_cast<double>(in_shape[i])));
+  }
+  const std::string mode = node.attr_string("mode", "nearest");
+  if (mode != "nearest" && mode != "linear") {
+    node.fail("mode '" + mode + "' is not nearest or linear");
+  }
+  AttributeMap attrs = {{"sizes", sizes},
+                        {"scales", scales},
+                        {"mode", mode},
+                        {"coordinate_transformation_mode", std::string("asymmetric")}};
+  if (mode == "nearest") {
+    attrs["nearest_mode"] = std::string("floor");
+  } else {
+    attrs["antialias"] = int64_t{0};
+  }
+  return node.emit1("resize", {data}, attrs);
+}
+
+std::vector<Value*> convert_resize_10(NodeImporter& node) {
+  return {resize_by_scales(node, optional_doubles(node, 1, "the scales"))};
+}
+
+std::vector<Value*> convert_upsample_7(NodeImporter& node) {
+  return {resize_by_scales(node, node.attr_floats("scales"))};
+}
+
+std::vector<Value*> convert_upsample_9(NodeImporter& node) {
+  return {resize_by_scales(node, optional_doubles(node, 1, "the scales"))};
+}
+
 }  // namespace
 
 void register_resize_converters(ConverterTable& table) {
+  table.add("Resize", 10, convert_resize_10);
+  // Resize 11 reads the inputs 13 does (roi, scales and sizes, the first two required but maybe
+  // empty); its tf_half_pixel_for_nn mode, dropped in 13, is refused by the op.
+  table.add("Resize", 11, convert_resize);
   table.add("Resize", 13, convert_resize);
+  table.add("Upsample", 7, convert_upsample_7);
+  table.add("Upsample", 9, convert_upsample_9);
   table.add("Resize", 18, convert_resize);  // antialias, axes, keep_aspect_ratio_policy
 }
 

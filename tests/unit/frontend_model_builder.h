@@ -118,6 +118,14 @@ inline void add_string_attr(onnx::NodeProto* node, const std::string& name,
   attr->set_s(value);
 }
 
+inline void add_floats_attr(onnx::NodeProto* node, const std::string& name,
+                            const std::vector<float>& values) {
+  onnx::AttributeProto* attr = node->add_attribute();
+  attr->set_name(name);
+  attr->set_type(onnx::AttributeProto::FLOATS);
+  for (float value : values) attr->add_floats(value);
+}
+
 inline void add_float_attr(onnx::NodeProto* node, const std::string& name, float value) {
   onnx::AttributeProto* attr = node->add_attribute();
   attr->set_name(name);

@@ -1,8 +1,11 @@
 // Tests of the layout ONNX converters (frontend/converters/layout_*.cc): Squeeze, Unsqueeze and
 // Flatten become kiln reshape, Split becomes slices, Shape/Size/ConstantOfShape/Range become
-// constants, and Reshape, Pad and Resize resolve their configuration inputs at import.
+// constants, and Reshape, Pad and Resize resolve their configuration inputs at import; Resize 10
+// and Upsample become the resize op with asymmetric coordinates.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <tuple>
 
 #include "frontend/onnx_importer.h"
 #include "frontend_model_builder.h"
@@ -12,6 +15,7 @@
 namespace kiln::onnx_import {
 namespace {
 
+using frontend_test::add_floats_attr;
 using frontend_test::add_int_attr;
 using frontend_test::add_ints_attr;
 using frontend_test::add_string_attr;
@@ -165,6 +169,79 @@ TEST(LayoutConvertersTest, ResizeNeedsExactlyOneOfScalesAndSizes) {
   builder.output("y");
   EXPECT_THAT(import_error(builder),
               HasSubstr("ONNX node 'rs' (Resize): exactly one of scales and sizes must be given"));
+}
+
+// Resize 10 and Upsample 7/9 take scales only: floor(in · scale) outputs, an output pixel y
+// reading input y / scale, nearest rounding down (ONNX's Resize 10 -> 11 adapter). Nearest at 1.5
+// on a row of 4: y = 0..5 read 0, 0, 1, 2, 2, 3.
+TEST(LayoutConvertersTest, Resize10AndUpsampleAreAsymmetricAndRoundDown) {
+  const auto nearest_row = [](int opset, const std::string& op, bool scales_attr) {
+    ModelBuilder builder(opset);
+    builder.input("x", onnx::TensorProto::FLOAT, {int64_t{1}, int64_t{4}});
+    onnx::NodeProto* node = nullptr;
+    if (scales_attr) {
+      node = builder.node(op, {"x"}, {"y"});
+      add_floats_attr(node, "scales", {1.0f, 1.5f});
+    } else {
+      builder.float_initializer("scales", {2}, {1.0f, 1.5f});
+      node = builder.node(op, {"x", "scales"}, {"y"});
+    }
+    add_string_attr(node, "mode", "nearest");
+    builder.output("y");
+    const std::unique_ptr<Graph> graph = builder.import();
+    EXPECT_EQ(node_ops(*graph), (std::vector<std::string>{"resize"}));
+    EXPECT_EQ(graph->nodes()[0]->string_attr("coordinate_transformation_mode"), "asymmetric");
+    return run_reference(*graph, {iota_tensor(DType::kF32, {1, 4})})[0];
+  };
+  for (const auto& [opset, op, scales_attr] :
+       {std::tuple{10, "Resize", false}, std::tuple{9, "Upsample", false},
+        std::tuple{7, "Upsample", true}}) {
+    const Tensor y = nearest_row(opset, op, scales_attr);
+    EXPECT_EQ(y.shape(), (Shape{1, 6})) << op << " " << opset;
+    EXPECT_EQ(y.to_floats(), (std::vector<float>{0, 0, 1, 2, 2, 3})) << op << " " << opset;
+  }
+}
+
+TEST(LayoutConvertersTest, Resize10LinearAndItsErrors) {
+  ModelBuilder builder(10);
+  builder.input("x", onnx::TensorProto::FLOAT, {int64_t{1}, int64_t{2}});
+  builder.float_initializer("scales", {2}, {1.0f, 2.0f});
+  add_string_attr(builder.node("Resize", {"x", "scales"}, {"y"}), "mode", "linear");
+  builder.output("y");
+  const std::unique_ptr<Graph> graph = builder.import();
+  // x = [0, 1]; asymmetric: y reads input y / 2, the last clamped: 0, 0.5, 1, 1.
+  EXPECT_EQ(run_reference(*graph, {iota_tensor(DType::kF32, {1, 2})})[0].to_floats(),
+            (std::vector<float>{0, 0.5f, 1, 1}));
+
+  ModelBuilder cubic(10);
+  cubic.input("x", onnx::TensorProto::FLOAT, {int64_t{1}, int64_t{2}});
+  cubic.float_initializer("scales", {2}, {1.0f, 2.0f});
+  add_string_attr(cubic.node("Resize", {"x", "scales"}, {"y"}, "r10"), "mode", "cubic");
+  cubic.output("y");
+  EXPECT_THAT(import_error(cubic),
+              HasSubstr("ONNX node 'r10' (Resize): mode 'cubic' is not nearest or linear"));
+
+  ModelBuilder short_scales(9);
+  short_scales.input("x", onnx::TensorProto::FLOAT, {int64_t{1}, int64_t{2}});
+  short_scales.float_initializer("scales", {1}, {2.0f});
+  short_scales.node("Upsample", {"x", "scales"}, {"y"}, "up");
+  short_scales.output("y");
+  EXPECT_THAT(import_error(short_scales),
+              HasSubstr("ONNX node 'up' (Upsample): scales has 1 entries for an input of rank 2"));
+}
+
+// Resize 11 reads roi, scales and sizes where 13 does (an empty roi and a scales input here).
+TEST(LayoutConvertersTest, Resize11TakesScalesAfterAnEmptyRoi) {
+  ModelBuilder builder(11);
+  builder.input("x", onnx::TensorProto::FLOAT, {int64_t{1}, int64_t{1}, int64_t{2}, int64_t{2}});
+  builder.float_initializer("roi", {0}, {});
+  builder.float_initializer("scales", {4}, {1.0f, 1.0f, 2.0f, 2.0f});
+  onnx::NodeProto* resize = builder.node("Resize", {"x", "roi", "scales"}, {"y"});
+  add_string_attr(resize, "mode", "nearest");
+  builder.output("y");
+  const std::unique_ptr<Graph> graph = builder.import();
+  EXPECT_EQ(graph->outputs()[0]->type().shape, (Shape{1, 1, 4, 4}));
+  EXPECT_EQ(graph->nodes()[0]->string_attr("coordinate_transformation_mode"), "half_pixel");
 }
 
 }  // namespace
