@@ -41,6 +41,7 @@ void register_layout_converters(ConverterTable& table) {
   register_slice_converters(table);
   register_shape_converters(table);
   register_resize_converters(table);
+  register_one_hot_converters(table);
 }
 
 }  // namespace kiln::onnx_import

@@ -14,10 +14,12 @@ void register_reshape_converters(ConverterTable& table);
 // Slice, Split, Concat, Pad, CenterCropPad, Gather, GatherElements, GatherND, ScatterND,
 // ScatterElements, Trilu.
 void register_slice_converters(ConverterTable& table);
-// Constant, Shape, Size, ConstantOfShape, Range: constants at import.
+// Constant, Shape, Size, ConstantOfShape, EyeLike, Range: constants at import.
 void register_shape_converters(ConverterTable& table);
-// Resize.
+// Resize, Upsample.
 void register_resize_converters(ConverterTable& table);
+// OneHot.
+void register_one_hot_converters(ConverterTable& table);
 
 // The integer values of a compile-time constant input (e.g. a shape or axes list).
 std::vector<int64_t> constant_ints(const NodeImporter& node, size_t input, const std::string& what);

@@ -1,9 +1,11 @@
 // ONNX converters whose results are known at import: Constant, and (because kiln shapes are
-// static) Shape, Size, ConstantOfShape and Range become constants (no kiln op).
+// static) Shape, Size, ConstantOfShape, EyeLike and Range become constants (no kiln op).
 #include <algorithm>
 #include <cmath>
 
 #include "frontend/converters/layout_converters.h"
+#include "frontend/tensor_proto.h"
+#include "ir/error.h"
 
 namespace kiln::onnx_import {
 namespace {
@@ -94,6 +96,31 @@ std::vector<Value*> convert_constant_of_shape(NodeImporter& node) {
   return {node.constant(result)};
 }
 
+// EyeLike: a constant of the input's 2-D shape, ones on diagonal k (above the main one for k > 0)
+// and zeros elsewhere, in `dtype` (default: the input's).
+std::vector<Value*> convert_eye_like(NodeImporter& node) {
+  const TensorType& type = node.input(0)->type();
+  if (type.shape.size() != 2) {
+    node.fail("the input must be 2-D, not [" + shape_to_string(type.shape) + "]");
+  }
+  DType dtype = type.dtype;
+  if (node.has_attr("dtype")) {
+    try {
+      dtype = dtype_from_onnx(static_cast<int>(node.attr_int("dtype")), "attribute 'dtype'");
+    } catch (const UnsupportedError& error) {
+      node.unsupported(error.what());
+    }
+  }
+  const int64_t k = node.attr_int("k", 0);
+  check_constant_size(node, dtype, static_cast<long double>(type.num_elements()));
+  Tensor result(dtype, type.shape);
+  for (int64_t row = 0; row < type.shape[0]; ++row) {
+    const int64_t column = row + k;
+    if (column >= 0 && column < type.shape[1]) result.set_double(row * type.shape[1] + column, 1.0);
+  }
+  return {node.constant(result)};
+}
+
 // Range: start + i * delta for i in [0, max(ceil((limit - start) / delta), 0)).
 std::vector<Value*> convert_range(NodeImporter& node) {
   const std::string why = "Range's output shape would depend on run-time values";
@@ -141,6 +168,7 @@ void register_shape_converters(ConverterTable& table) {
   table.add("Shape", 15, convert_shape);  // start, end
   table.add("Size", 13, convert_size);
   table.add("ConstantOfShape", 13, convert_constant_of_shape);
+  table.add("EyeLike", 9, convert_eye_like);
   table.add("Range", 13, convert_range);
   table.add("Range", 27, convert_range);  // stash_type: kiln always computes in double
 }

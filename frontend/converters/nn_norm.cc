@@ -1,7 +1,7 @@
 // ONNX normalization and softmax converters: BatchNormalization (inference only),
 // InstanceNormalization, LayerNormalization (with its optional Mean/InvStdDev outputs),
 // GroupNormalization (opset 21: per-channel scale and bias), RMSNormalization (opset 23),
-// MeanVarianceNormalization, LRN,
+// MeanVarianceNormalization, LRN, LpNormalization (x over its L1 or L2 norm along an axis),
 // and Softmax, LogSoftmax and Hardmax (opset 13: one axis).
 #include "frontend/converters/layout_converters.h"
 #include "frontend/converters/nn_converters.h"
@@ -85,6 +85,27 @@ std::vector<Value*> convert_softmax(NodeImporter& node) {
 
 }  // namespace
 
+// LpNormalization: x / reduce_l{p}(x) along `axis`, the norm kept as a size-1 axis. A zero norm
+// (every element along the axis 0) gives zeros, as ONNX's node tests expect, not 0 / 0: the
+// division is by 1 there.
+std::vector<Value*> convert_lp_normalization(NodeImporter& node) {
+  Value* x = node.input(0);
+  const int64_t rank = static_cast<int64_t>(x->type().shape.size());
+  const int64_t p = node.attr_int("p", 2);
+  if (p != 1 && p != 2) node.fail("p must be 1 or 2, not " + std::to_string(p));
+  if (rank == 0) node.fail("the input must have an axis to normalize along");
+  const std::vector<int64_t> axis = normalized_axes(node, {node.attr_int("axis", -1)}, rank);
+  Value* norm = node.emit1(p == 1 ? "reduce_l1" : "reduce_l2", {x},
+                           {{"axes", axis}, {"keepdims", int64_t{1}}});
+  const auto scalar = [&](double value) {
+    Tensor tensor(x->type().dtype, Shape{});
+    tensor.set_double(0, value);
+    return node.constant(tensor);
+  };
+  Value* zero_norm = node.emit1("equal", {norm, scalar(0.0)});
+  return {node.emit1("div", {x, node.emit1("where", {zero_norm, scalar(1.0), norm})})};
+}
+
 void register_norm_converters(ConverterTable& table) {
   // BatchNormalization-9 (in force at 13) and -14 (adds training_mode, which kiln refuses).
   table.add("BatchNormalization", 13, convert_batch_normalization);
@@ -96,6 +117,7 @@ void register_norm_converters(ConverterTable& table) {
   table.add("Hardmax", 13, convert_softmax);
   table.add("GroupNormalization", 21, convert_group_normalization);
   table.add("RMSNormalization", 23, convert_rms_normalization);
+  table.add("LpNormalization", 1, convert_lp_normalization);
   table.add("MeanVarianceNormalization", 13, convert_mean_variance_normalization);
   table.add("LRN", 13, convert_lrn);
 }

@@ -1,7 +1,8 @@
 // Tests of the layout ONNX converters (frontend/converters/layout_*.cc): Squeeze, Unsqueeze and
 // Flatten become kiln reshape, Split becomes slices, Shape/Size/ConstantOfShape/Range become
 // constants, and Reshape, Pad and Resize resolve their configuration inputs at import; Resize 10
-// and Upsample become the resize op with asymmetric coordinates.
+// and Upsample become the resize op with asymmetric coordinates; OneHot, EyeLike and
+// LpNormalization's refusals (their results: the ONNX node tests).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -242,6 +243,53 @@ TEST(LayoutConvertersTest, Resize11TakesScalesAfterAnEmptyRoi) {
   const std::unique_ptr<Graph> graph = builder.import();
   EXPECT_EQ(graph->outputs()[0]->type().shape, (Shape{1, 1, 4, 4}));
   EXPECT_EQ(graph->nodes()[0]->string_attr("coordinate_transformation_mode"), "half_pixel");
+}
+
+TEST(LayoutConvertersTest, OneHotNeedsAConstantDepthAndTwoValues) {
+  ModelBuilder depth_input(11);
+  depth_input.input("i", onnx::TensorProto::INT64, {int64_t{3}});
+  depth_input.input("depth", onnx::TensorProto::INT64, {});
+  depth_input.float_initializer("values", {2}, {0.0f, 1.0f});
+  depth_input.node("OneHot", {"i", "depth", "values"}, {"y"}, "oh");
+  depth_input.output("y");
+  EXPECT_THAT(import_error(depth_input),
+              HasSubstr("input 1 ('depth') must be a compile-time constant (OneHot's depth sizes "
+                        "its output)"));
+
+  ModelBuilder three_values(11);
+  three_values.input("i", onnx::TensorProto::INT64, {int64_t{3}});
+  three_values.int64_initializer("depth", {}, {4});
+  three_values.float_initializer("values", {3}, {0.0f, 1.0f, 2.0f});
+  three_values.node("OneHot", {"i", "depth", "values"}, {"y"}, "oh");
+  three_values.output("y");
+  EXPECT_THAT(import_error(three_values),
+              HasSubstr("ONNX node 'oh' (OneHot): values must hold two elements"));
+}
+
+TEST(LayoutConvertersTest, EyeLikeIsAConstantOfA2DInput) {
+  ModelBuilder builder(9);
+  builder.input("x", onnx::TensorProto::FLOAT, {int64_t{2}, int64_t{3}});
+  add_int_attr(builder.node("EyeLike", {"x"}, {"y"}), "k", -1);
+  builder.output("y");
+  const std::unique_ptr<Graph> graph = builder.import();
+  EXPECT_EQ(run_reference(*graph, {iota_tensor(DType::kF32, {2, 3})})[0].to_floats(),
+            (std::vector<float>{0, 0, 0, 1, 0, 0}));
+
+  ModelBuilder three_d(9);
+  three_d.input("x", onnx::TensorProto::FLOAT, {int64_t{2}, int64_t{3}, int64_t{4}});
+  three_d.node("EyeLike", {"x"}, {"y"}, "eye");
+  three_d.output("y");
+  EXPECT_THAT(import_error(three_d),
+              HasSubstr("ONNX node 'eye' (EyeLike): the input must be 2-D, not [2,3,4]"));
+}
+
+TEST(LayoutConvertersTest, LpNormalizationTakesP1Or2) {
+  ModelBuilder builder(11);
+  builder.input("x", onnx::TensorProto::FLOAT, {int64_t{2}, int64_t{2}});
+  add_int_attr(builder.node("LpNormalization", {"x"}, {"y"}, "lp"), "p", 3);
+  builder.output("y");
+  EXPECT_THAT(import_error(builder),
+              HasSubstr("ONNX node 'lp' (LpNormalization): p must be 1 or 2, not 3"));
 }
 
 }  // namespace
