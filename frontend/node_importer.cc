@@ -148,6 +148,14 @@ std::vector<double> NodeImporter::attr_floats(const std::string& name,
   return {attr->floats().begin(), attr->floats().end()};
 }
 
+std::vector<std::string> NodeImporter::attr_strings(
+    const std::string& name, std::optional<std::vector<std::string>> fallback) const {
+  const AttributeProto* attr =
+      typed_attr(*this, proto_, name, AttributeProto::STRINGS, fallback.has_value());
+  if (!attr) return *fallback;
+  return {attr->strings().begin(), attr->strings().end()};
+}
+
 Tensor NodeImporter::attr_tensor(const std::string& name) const {
   const AttributeProto* attr = typed_attr(*this, proto_, name, AttributeProto::TENSOR, false);
   try {

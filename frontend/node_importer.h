@@ -55,6 +55,8 @@ class NodeImporter {
                                  std::optional<std::vector<int64_t>> fallback = {}) const;
   std::vector<double> attr_floats(const std::string& name,
                                   std::optional<std::vector<double>> fallback = {}) const;
+  std::vector<std::string> attr_strings(
+      const std::string& name, std::optional<std::vector<std::string>> fallback = {}) const;
   Tensor attr_tensor(const std::string& name) const;
 
   // Adds a kiln node whose provenance is this ONNX node; returns its results.

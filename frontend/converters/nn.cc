@@ -77,6 +77,7 @@ void register_nn_converters(ConverterTable& table) {
   register_topk_cumsum_converters(table);
   register_rotary_converters(table);
   register_attention_converters(table);
+  register_recurrent_converters(table);
 }
 
 }  // namespace kiln::onnx_import

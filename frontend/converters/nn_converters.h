@@ -28,6 +28,8 @@ void register_topk_cumsum_converters(ConverterTable& table);
 void register_rotary_converters(ConverterTable& table);
 // Attention.
 void register_attention_converters(ConverterTable& table);
+// RNN, GRU, LSTM (unrolled over the sequence).
+void register_recurrent_converters(ConverterTable& table);
 
 // The float dtype named by attribute `name`, an ONNX TensorProto element type code (`fallback`
 // when absent), as stash_type and softmax_precision hold; fails naming the node for other types.
