@@ -11,7 +11,9 @@
 namespace kiln::codegen {
 namespace {
 
-const Node* cum_sum_node(const KernelBody& body) { return first_node_of(body, {"cum_sum"}); }
+const Node* cum_sum_node(const KernelBody& body) {
+  return first_node_of(body, {"cum_sum", "cum_prod"});
+}
 
 }  // namespace
 
@@ -28,6 +30,7 @@ KernelSpec emit_cum_sum_kernel(const KernelBody& body) {
   const int64_t lines = product(shape, 0, axis) * inner;
   const bool exclusive = node->int_attr("exclusive") != 0;
   const bool reverse = node->int_attr("reverse") != 0;
+  const bool product = node->op() == "cum_prod";
   const DType dtype = node->result()->type().dtype;
   const std::string result_type(cuda_compute_type(dtype));
   const std::string sum_type = is_float(dtype) ? result_type : "unsigned long long";
@@ -43,13 +46,15 @@ KernelSpec emit_cum_sum_kernel(const KernelBody& body) {
   open_grid_stride_loop(e, lines);
   const std::string start =
       e.index_temp(fmt::format("i / {} * {} + i % {}", inner, count * inner, inner));
-  code.line(fmt::format("{} sum = 0;", sum_type));
+  code.line(fmt::format("{} sum = {};", sum_type, product ? 1 : 0));
   e.open_block(fmt::format("for ({} s = 0; s < {}; ++s)", index_type, count));
   const std::string step = reverse ? fmt::format("({} - s)", count - 1) : "s";
   const std::string index = e.index_temp(
       inner == 1 ? start + " + " + step : fmt::format("{} + {} * {}", start, step, inner));
   const std::string x = e.element(input, index);
-  const std::string add = fmt::format("sum += static_cast<{}>({});", sum_type, x);
+  // Unsigned integer products and sums wrap around, as the reference's do.
+  const std::string add =
+      fmt::format("sum {}= static_cast<{}>({});", product ? "*" : "+", sum_type, x);
   if (!exclusive) code.line(add);
   e.bind(node->result(), index, e.temp(result_type, "static_cast<" + result_type + ">(sum)"));
   for (size_t k = 0; k < body.outputs.size(); ++k) {

@@ -284,7 +284,8 @@ class Analyzer {
       reshape(node);
     } else if (op == "slice") {
       slice(node);
-    } else if (op == "concat" || op == "cum_sum" || op == "top_k" || op == "gather_elements") {
+    } else if (op == "concat" || op == "cum_sum" || op == "cum_prod" || op == "top_k" ||
+               op == "gather_elements") {
       along_axis(node);
     } else if (op == "gather") {
       gather(node);

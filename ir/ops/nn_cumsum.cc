@@ -1,6 +1,7 @@
-// cum_sum (ONNX CumSum with axis as an attribute): running sums along one axis, optionally
-// exclusive (each output leaves out its own element) and/or reversed (summing from the end).
-// Float sums run in double and each output is rounded once, when stored.
+// cum_sum and cum_prod (ONNX CumSum and CumProd with axis as an attribute): running sums or
+// products along one axis, optionally exclusive (each output leaves out its own element: the
+// first is 0 or 1) and/or reversed (from the end). Float ones run in double and each output is
+// rounded once, when stored; integer ones wrap around.
 #include "ir/ops/nn_kernel_util.h"
 #include "ir/ops/nn_ops.h"
 #include "ir/ops/op_helpers.h"
@@ -8,7 +9,7 @@
 namespace kiln {
 namespace {
 
-std::vector<TensorType> infer_cum_sum(const Node& node) {
+std::vector<TensorType> infer_cumulative(const Node& node) {
   nn::require_operand_dtype(node, 0, nn::is_float_or_wide_int_dtype, "x",
                             "a float, i32 or i64 tensor");
   const TensorType& input = operand_type(node, 0);
@@ -16,8 +17,8 @@ std::vector<TensorType> infer_cum_sum(const Node& node) {
   return {input};
 }
 
-template <class T>
-void run_cum_sum(const Node& node, const Tensor& input, Tensor& output) {
+template <class T, bool kProduct>
+void run_cumulative(const Node& node, const Tensor& input, Tensor& output) {
   using Acc = nn::Accumulator<T>;
   const int64_t axis = normalize_axis(node.int_attr("axis"), input.rank());
   const bool exclusive = node.int_attr("exclusive") != 0;
@@ -26,39 +27,46 @@ void run_cum_sum(const Node& node, const Tensor& input, Tensor& output) {
   const std::vector<T> x = nn::read_values<T>(input);
   std::vector<Acc> y(x.size());
   slices.for_each_start([&](int64_t start) {
-    Acc sum{};
+    Acc running = kProduct ? Acc{1} : Acc{};
+    const auto combine = [](Acc a, T b) {
+      return kProduct ? wrapping_mul<Acc>(a, static_cast<Acc>(b))
+                      : wrapping_add<Acc>(a, static_cast<Acc>(b));
+    };
     for (int64_t step = 0; step < slices.count; ++step) {
       const int64_t offset = start + (reverse ? slices.count - 1 - step : step) * slices.inner;
       if (exclusive) {
-        y[offset] = sum;
-        sum = wrapping_add<Acc>(sum, x[offset]);
+        y[offset] = running;
+        running = combine(running, x[offset]);
       } else {
-        sum = wrapping_add<Acc>(sum, x[offset]);
-        y[offset] = sum;
+        running = combine(running, x[offset]);
+        y[offset] = running;
       }
     }
   });
   nn::write_values(output, y);
 }
 
-void cum_sum_reference(const Node& node, std::span<const Tensor* const> inputs,
-                       std::span<Tensor> outputs) {
+template <bool kProduct>
+void cumulative_reference(const Node& node, std::span<const Tensor* const> inputs,
+                          std::span<Tensor> outputs) {
   nn::visit_compute_type(inputs[0]->dtype(), [&](auto tag) {
-    run_cum_sum<decltype(tag)>(node, *inputs[0], outputs[0]);
+    run_cumulative<decltype(tag), kProduct>(node, *inputs[0], outputs[0]);
   });
 }
 
 }  // namespace
 
 void register_nn_cumsum_ops(OpRegistry& registry) {
-  registry.add({.name = "cum_sum",
-                .category = OpCategory::kOpaque,
-                .attrs = {{"axis", AttrKind::kInt, std::nullopt},
-                          {"exclusive", AttrKind::kInt, Attribute(0)},
-                          {"reverse", AttrKind::kInt, Attribute(0)}},
-                .infer = infer_cum_sum,
-                .reference = cum_sum_reference,
-                .precision = PrecisionClass::kF32});
+  for (const bool product : {false, true}) {
+    registry.add({.name = product ? "cum_prod" : "cum_sum",
+                  .category = OpCategory::kOpaque,
+                  .attrs = {{"axis", AttrKind::kInt, std::nullopt},
+                            {"exclusive", AttrKind::kInt, Attribute(0)},
+                            {"reverse", AttrKind::kInt, Attribute(0)}},
+                  .infer = infer_cumulative,
+                  .reference = product ? cumulative_reference<true> : cumulative_reference<false>,
+                  .precision = PrecisionClass::kF32});
+  }
 }
 
 }  // namespace kiln

@@ -15,6 +15,6 @@ void register_nn_softmax_ops(OpRegistry& registry);       // softmax, log_softma
 void register_nn_reduce_ops(OpRegistry& registry);        // reduce_*, arg_max, arg_min
 void register_nn_pool_ops(OpRegistry& registry);          // global/average/max pooling
 void register_nn_topk_ops(OpRegistry& registry);          // top_k
-void register_nn_cumsum_ops(OpRegistry& registry);        // cum_sum
+void register_nn_cumsum_ops(OpRegistry& registry);        // cum_sum, cum_prod
 
 }  // namespace kiln

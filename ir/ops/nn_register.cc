@@ -1,5 +1,5 @@
 // Registers the neural-network op family (conv, gemm, einsum, norms, pooling, reductions, softmax,
-// top_k, cum_sum) into the op table; each group lives in its own ir/ops/nn_*.cc file.
+// top_k, cum_sum, cum_prod) into the op table; each group lives in its own ir/ops/nn_*.cc file.
 #include "ir/ops/all_ops.h"
 #include "ir/ops/nn_ops.h"
 

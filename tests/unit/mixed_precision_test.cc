@@ -85,6 +85,7 @@ TEST(PrecisionPolicyTest, OpTableClassesEachOp) {
   const std::vector<std::string> low_precision = {"conv", "conv_transpose", "einsum", "gemm",
                                                   "matmul"};
   const std::vector<std::string> f32 = {"batch_normalization",
+                                        "cum_prod",
                                         "cum_sum",
                                         "erf",
                                         "exp",

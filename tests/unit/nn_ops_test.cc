@@ -348,7 +348,7 @@ TEST(NnOpsTest, PoolRejectsAMissingOrMismatchedKernelShape) {
       HasSubstr("must be a float tensor, got u8"));
 }
 
-// ---- top_k, cum_sum ---------------------------------------------------------------------------
+// ---- top_k, cum_sum, cum_prod -----------------------------------------------------------------
 
 TEST(NnOpsTest, TopKOrdersTiesByIndex) {
   const Tensor x = f32_tensor({1, 5}, {3, 1, 3, 2, 3});
@@ -364,6 +364,20 @@ TEST(NnOpsTest, TopKOrdersTiesByIndex) {
 TEST(NnOpsTest, TopKRejectsKLargerThanTheAxis) {
   EXPECT_THAT(add_node_error("top_k", {{DType::kF32, {2, 3}}}, {{"k", int64_t{4}}}),
               HasSubstr("k = 4 is outside [0, 3]"));
+}
+
+TEST(NnOpsTest, CumProdExclusiveReverseAndWrapping) {
+  const Tensor x = Tensor::from_vector(DType::kI32, {2, 3}, std::vector<int64_t>{1, 2, 3, 4, 5, 6});
+  EXPECT_EQ(run_op("cum_prod", {x}, {{"axis", int64_t{1}}}).to_ints(),
+            (std::vector<int64_t>{1, 2, 6, 4, 20, 120}));
+  EXPECT_EQ(run_op("cum_prod", {x},
+                   {{"axis", int64_t{1}}, {"exclusive", int64_t{1}}, {"reverse", int64_t{1}}})
+                .to_ints(),
+            (std::vector<int64_t>{6, 3, 1, 30, 6, 1}));
+  // 65536 · 65536 = 2^32 wraps to 0 in i32.
+  const Tensor big = Tensor::from_vector(DType::kI32, {2}, std::vector<int64_t>{65536, 65536});
+  EXPECT_EQ(run_op("cum_prod", {big}, {{"axis", int64_t{0}}}).to_ints(),
+            (std::vector<int64_t>{65536, 0}));
 }
 
 TEST(NnOpsTest, CumSumExclusiveAndReverse) {
