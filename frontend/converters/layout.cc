@@ -42,6 +42,7 @@ void register_layout_converters(ConverterTable& table) {
   register_shape_converters(table);
   register_resize_converters(table);
   register_one_hot_converters(table);
+  register_sampling_grid_converters(table);
 }
 
 }  // namespace kiln::onnx_import

@@ -1,8 +1,9 @@
 // Tests of the layout ONNX converters (frontend/converters/layout_*.cc): Squeeze, Unsqueeze and
 // Flatten become kiln reshape, Split becomes slices, Shape/Size/ConstantOfShape/Range become
 // constants, and Reshape, Pad and Resize resolve their configuration inputs at import; Resize 10
-// and Upsample become the resize op with asymmetric coordinates; OneHot, EyeLike and
-// LpNormalization's refusals (their results: the ONNX node tests).
+// and Upsample become the resize op with asymmetric coordinates; OneHot, EyeLike,
+// LpNormalization and AffineGrid refusals (their results: the ONNX node tests); ReverseSequence
+// clamps an invalid length.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -290,6 +291,30 @@ TEST(LayoutConvertersTest, LpNormalizationTakesP1Or2) {
   builder.output("y");
   EXPECT_THAT(import_error(builder),
               HasSubstr("ONNX node 'lp' (LpNormalization): p must be 1 or 2, not 3"));
+}
+
+TEST(LayoutConvertersTest, ReverseSequenceClampsInvalidLengths) {
+  ModelBuilder builder(10);
+  builder.input("x", onnx::TensorProto::FLOAT, {int64_t{3}, int64_t{2}});
+  builder.input("lens", onnx::TensorProto::INT64, {int64_t{2}});
+  builder.node("ReverseSequence", {"x", "lens"}, {"y"});
+  builder.output("y");
+  const std::unique_ptr<Graph> graph = builder.import();
+  // x [time 3, batch 2] = 0..5; entry 0 of length 7 (clamped to 3) reverses all three steps,
+  // entry 1 of length -2 (clamped to 0) none.
+  const Tensor lens = Tensor::from_vector(DType::kI64, {2}, std::vector<int64_t>{7, -2});
+  EXPECT_EQ(run_reference(*graph, {iota_tensor(DType::kF32, {3, 2}), lens})[0].to_floats(),
+            (std::vector<float>{4, 1, 2, 3, 0, 5}));
+}
+
+TEST(LayoutConvertersTest, AffineGridNeedsThetaOfItsSize) {
+  ModelBuilder builder(20);
+  builder.input("theta", onnx::TensorProto::FLOAT, {int64_t{2}, int64_t{2}, int64_t{3}});
+  builder.int64_initializer("size", {4}, {3, 1, 4, 5});
+  builder.node("AffineGrid", {"theta", "size"}, {"grid"}, "ag");
+  builder.output("grid");
+  EXPECT_THAT(import_error(builder),
+              HasSubstr("ONNX node 'ag' (AffineGrid): theta must be [3,2,3], not [2,2,3]"));
 }
 
 }  // namespace
