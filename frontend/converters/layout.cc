@@ -43,6 +43,7 @@ void register_layout_converters(ConverterTable& table) {
   register_resize_converters(table);
   register_one_hot_converters(table);
   register_sampling_grid_converters(table);
+  register_grid_sample_converters(table);
 }
 
 }  // namespace kiln::onnx_import

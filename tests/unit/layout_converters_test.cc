@@ -2,8 +2,8 @@
 // Flatten become kiln reshape, Split becomes slices, Shape/Size/ConstantOfShape/Range become
 // constants, and Reshape, Pad and Resize resolve their configuration inputs at import; Resize 10
 // and Upsample become the resize op with asymmetric coordinates; OneHot, EyeLike,
-// LpNormalization and AffineGrid refusals (their results: the ONNX node tests); ReverseSequence
-// clamps an invalid length.
+// LpNormalization, AffineGrid and GridSample refusals (their results: the ONNX node tests);
+// ReverseSequence clamps an invalid length; GridSample's reflection along a one-pixel axis.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -315,6 +315,32 @@ TEST(LayoutConvertersTest, AffineGridNeedsThetaOfItsSize) {
   builder.output("grid");
   EXPECT_THAT(import_error(builder),
               HasSubstr("ONNX node 'ag' (AffineGrid): theta must be [3,2,3], not [2,2,3]"));
+}
+
+TEST(LayoutConvertersTest, GridSampleChecksItsGridAndModes) {
+  const auto builder_of = [](const std::vector<int64_t>& grid, const std::string& mode) {
+    ModelBuilder builder(22);
+    builder.input("x", onnx::TensorProto::FLOAT, {int64_t{1}, int64_t{1}, int64_t{1}, int64_t{3}});
+    builder.input("grid", onnx::TensorProto::FLOAT, {grid.begin(), grid.end()});
+    onnx::NodeProto* node = builder.node("GridSample", {"x", "grid"}, {"y"}, "gs");
+    add_string_attr(node, "mode", mode);
+    add_string_attr(node, "padding_mode", "reflection");
+    add_int_attr(node, "align_corners", 1);
+    builder.output("y");
+    return builder;
+  };
+  EXPECT_THAT(import_error(builder_of({1, 2, 2, 3}, "linear")),
+              HasSubstr("ONNX node 'gs' (GridSample): grid must be [N, out..., 2] for X "
+                        "[1,1,1,3], not [1,2,2,3]"));
+  EXPECT_THAT(import_error(builder_of({1, 2, 2, 2}, "area")),
+              HasSubstr("mode 'area' is not linear, nearest or cubic"));
+  // Reflection along the one-pixel height with align_corners reflects every y to row 0 (ONNX's
+  // reference divides by zero there); x = ±1 reaches the row's ends.
+  const std::unique_ptr<Graph> graph = builder_of({1, 1, 2, 2}, "linear").import();
+  const Tensor grid =
+      Tensor::from_vector(DType::kF32, {1, 1, 2, 2}, std::vector<float>{-1, 5, 1, -3});
+  EXPECT_EQ(run_reference(*graph, {iota_tensor(DType::kF32, {1, 1, 1, 3}), grid})[0].to_floats(),
+            (std::vector<float>{0, 2}));
 }
 
 }  // namespace
