@@ -30,6 +30,8 @@ void register_rotary_converters(ConverterTable& table);
 void register_attention_converters(ConverterTable& table);
 // RNN, GRU, LSTM (unrolled over the sequence).
 void register_recurrent_converters(ConverterTable& table);
+// NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss.
+void register_loss_converters(ConverterTable& table);
 
 // The float dtype named by attribute `name`, an ONNX TensorProto element type code (`fallback`
 // when absent), as stash_type and softmax_precision hold; fails naming the node for other types.

@@ -83,8 +83,6 @@ std::vector<Value*> convert_softmax(NodeImporter& node) {
   return {node.emit1(op, {node.input(0)}, {{"axis", node.attr_int("axis", -1)}})};
 }
 
-}  // namespace
-
 // LpNormalization: x / reduce_l{p}(x) along `axis`, the norm kept as a size-1 axis. A zero norm
 // (every element along the axis 0) gives zeros, as ONNX's node tests expect, not 0 / 0: the
 // division is by 1 there.
@@ -105,6 +103,8 @@ std::vector<Value*> convert_lp_normalization(NodeImporter& node) {
   Value* zero_norm = node.emit1("equal", {norm, scalar(0.0)});
   return {node.emit1("div", {x, node.emit1("where", {zero_norm, scalar(1.0), norm})})};
 }
+
+}  // namespace
 
 void register_norm_converters(ConverterTable& table) {
   // BatchNormalization-9 (in force at 13) and -14 (adds training_mode, which kiln refuses).
