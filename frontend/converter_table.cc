@@ -63,6 +63,7 @@ const ConverterTable& ConverterTable::global() {
   static const ConverterTable table = [] {
     ConverterTable built;
     register_elementwise_converters(built);
+    register_quantize_converters(built);
     register_nn_converters(built);
     register_layout_converters(built);
     return built;

@@ -115,6 +115,8 @@ class ConverterTable {
 
 // Registration functions, one per file in frontend/converters/, called by ConverterTable.
 void register_elementwise_converters(ConverterTable& table);
+// QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, SwiGLU (elementwise_quantize.cc).
+void register_quantize_converters(ConverterTable& table);
 void register_nn_converters(ConverterTable& table);
 void register_layout_converters(ConverterTable& table);
 

@@ -12,9 +12,10 @@ namespace kiln::onnx_import {
 // Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Expand, Tile, DepthToSpace, SpaceToDepth.
 void register_reshape_converters(ConverterTable& table);
 // Slice, Split, Concat, Pad, CenterCropPad, Gather, GatherElements, GatherND, ScatterND,
-// ScatterElements, Trilu.
+// ScatterElements (and Scatter, its deprecated name), Trilu.
 void register_slice_converters(ConverterTable& table);
-// Constant, Shape, Size, ConstantOfShape, EyeLike, Range: constants at import.
+// Constant, Shape, Size, ConstantOfShape, EyeLike, HannWindow, HammingWindow, BlackmanWindow,
+// Range: constants at import.
 void register_shape_converters(ConverterTable& table);
 // Resize, Upsample.
 void register_resize_converters(ConverterTable& table);

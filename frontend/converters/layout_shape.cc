@@ -1,5 +1,6 @@
 // ONNX converters whose results are known at import: Constant, and (because kiln shapes are
-// static) Shape, Size, ConstantOfShape, EyeLike and Range become constants (no kiln op).
+// static) Shape, Size, ConstantOfShape, EyeLike, the window functions and Range become constants
+// (no kiln op).
 #include <algorithm>
 #include <cmath>
 
@@ -121,6 +122,39 @@ std::vector<Value*> convert_eye_like(NodeImporter& node) {
   return {node.constant(result)};
 }
 
+// HannWindow, HammingWindow, BlackmanWindow (17): a constant of `size` values (known at compile
+// time) in output_datatype (default float): with N = size (periodic, the default) or size − 1
+// (symmetric), Hann 0.5 − 0.5 cos(2πn/N), Hamming 25/46 − 21/46 cos(2πn/N), Blackman 0.42 −
+// 0.5 cos(2πn/N) + 0.08 cos(4πn/N), computed in double and rounded once.
+std::vector<Value*> convert_window(NodeImporter& node) {
+  const int64_t size = constant_int(node, 0, "the window's size sizes its output");
+  if (size < 0) node.fail("size must not be negative");
+  DType dtype = DType::kF32;
+  if (node.has_attr("output_datatype")) {
+    try {
+      dtype = dtype_from_onnx(static_cast<int>(node.attr_int("output_datatype")),
+                              "attribute 'output_datatype'");
+    } catch (const UnsupportedError& error) {
+      node.unsupported(error.what());
+    }
+  }
+  check_constant_size(node, dtype, static_cast<long double>(size));
+  const bool periodic = node.attr_int("periodic", 1) != 0;
+  const double span = static_cast<double>(periodic ? size : std::max<int64_t>(size - 1, 1));
+  const double pi = std::acos(-1.0);
+  const std::string& op = node.op_type();
+  Tensor result(dtype, {size});
+  for (int64_t n = 0; n < size; ++n) {
+    const double angle = 2 * pi * static_cast<double>(n) / span;
+    const double value = op == "HannWindow" ? 0.5 - 0.5 * std::cos(angle)
+                         : op == "HammingWindow"
+                             ? 25.0 / 46 - 21.0 / 46 * std::cos(angle)
+                             : 0.42 - 0.5 * std::cos(angle) + 0.08 * std::cos(2 * angle);
+    result.set_double(n, value);
+  }
+  return {node.constant(result)};
+}
+
 // Range: start + i * delta for i in [0, max(ceil((limit - start) / delta), 0)).
 std::vector<Value*> convert_range(NodeImporter& node) {
   const std::string why = "Range's output shape would depend on run-time values";
@@ -169,6 +203,9 @@ void register_shape_converters(ConverterTable& table) {
   table.add("Size", 13, convert_size);
   table.add("ConstantOfShape", 13, convert_constant_of_shape);
   table.add("EyeLike", 9, convert_eye_like);
+  for (const char* window : {"HannWindow", "HammingWindow", "BlackmanWindow"}) {
+    table.add(window, 17, convert_window);
+  }
   table.add("Range", 13, convert_range);
   table.add("Range", 27, convert_range);  // stash_type: kiln always computes in double
 }

@@ -1,6 +1,6 @@
 // ONNX converters that cut, join, select or scatter: Slice, Split (one kiln slice per output),
 // Concat, Pad, CenterCropPad (slice + pad), Gather, GatherElements, GatherND, ScatterND,
-// ScatterElements, Trilu.
+// ScatterElements (and Scatter, its deprecated name), Trilu.
 #include <algorithm>
 #include <cstdlib>
 
@@ -199,6 +199,8 @@ void register_slice_converters(ConverterTable& table) {
   table.add("GatherND", 13, convert_gather_nd);
   table.add("ScatterND", 13, convert_scatter_nd);
   table.add("ScatterND", 16, convert_scatter_nd);  // reduction; max and min from 18
+  // Scatter (9, deprecated in 11) is ScatterElements without a reduction.
+  table.add("Scatter", 9, convert_scatter_elements);
   table.add("ScatterElements", 13, convert_scatter_elements);
   table.add("ScatterElements", 16, convert_scatter_elements);  // reduction
   table.add("CenterCropPad", 18, convert_center_crop_pad);
