@@ -21,10 +21,25 @@ constexpr int kThreads = 256;  // 16 × 16 threads
 constexpr int kPerThread = 4;  // outputs per thread along rows and along columns
 constexpr int kThreadsPerSide = kTile / kPerThread;
 
+// The SIMT kernel's tile and accumulator types for the contraction's element type: float for
+// floats of 32 bits or fewer, double for f64, and for integers 64-bit tiles with unsigned 64-bit
+// sums, which wrap as the reference's integer sums do (the stored result keeps their low bits).
+struct SimtTypes {
+  std::string tile, sum;
+  bool integer = false;
+};
+
+SimtTypes simt_types(DType dtype) {
+  if (dtype == DType::kF64) return {.tile = "double", .sum = "double"};
+  if (is_float(dtype)) return {.tile = "float", .sum = "float"};
+  return {.tile = "long long", .sum = "unsigned long long", .integer = true};
+}
+
 // The SIMT kernel (see the header).
 KernelSpec emit_simt_contraction_kernel(const KernelBody& body, const Node* anchor,
                                         std::unique_ptr<ContractionView> view) {
   KernelSpec spec;
+  const SimtTypes types = simt_types(anchor->operand(0)->type().dtype);
   const int64_t row_tiles = (view->rows + kTile - 1) / kTile;
   if (view->batch > 65535 || row_tiles > 65535) {
     throw UnsupportedError(anchor->describe() + ": too many rows or batches for one launch");
@@ -39,14 +54,14 @@ KernelSpec emit_simt_contraction_kernel(const KernelBody& body, const Node* anch
   const std::string& index = e.index_type();
   const std::string rows = std::to_string(view->rows), cols = std::to_string(view->cols),
                     depth = std::to_string(view->depth);
-  code.line(fmt::format("__shared__ float g_a_tile[{}][{}];", kTileK, kTile + 1));
-  code.line(fmt::format("__shared__ float g_b_tile[{}][{}];", kTileK, kTile + 1));
+  code.line(fmt::format("__shared__ {} g_a_tile[{}][{}];", types.tile, kTileK, kTile + 1));
+  code.line(fmt::format("__shared__ {} g_b_tile[{}][{}];", types.tile, kTileK, kTile + 1));
   code.line(fmt::format("const {} g_b = blockIdx.z;", index));
   code.line(fmt::format("const {} g_m0 = static_cast<{}>(blockIdx.y) * {};", index, index, kTile));
   code.line(fmt::format("const {} g_n0 = static_cast<{}>(blockIdx.x) * {};", index, index, kTile));
   code.line(fmt::format("const int g_tx = threadIdx.x % {}, g_ty = threadIdx.x / {};",
                         kThreadsPerSide, kThreadsPerSide));
-  code.line(fmt::format("float g_acc[{}][{}] = {{}};", kPerThread, kPerThread));
+  code.line(fmt::format("{} g_acc[{}][{}] = {{}};", types.sum, kPerThread, kPerThread));
   e.open_block(fmt::format("for ({} g_k0 = 0; g_k0 < {}; g_k0 += {})", index, depth, kTileK));
 
   // A tile: thread t loads (row t / kTileK, depth t % kTileK): consecutive threads, consecutive k.
@@ -54,7 +69,7 @@ KernelSpec emit_simt_contraction_kernel(const KernelBody& body, const Node* anch
   code.line(fmt::format("const int g_t = threadIdx.x + g_l * {};", kThreads));
   code.line(fmt::format("const int g_kk = g_t % {}, g_row = g_t / {};", kTileK, kTileK));
   code.line(fmt::format("const {} g_m = g_m0 + g_row, g_k = g_k0 + g_kk;", index));
-  code.line("float g_v = 0.0f;");
+  code.line(fmt::format("{} g_v = 0;", types.tile));
   e.open_block(fmt::format("if (g_m < {} && g_k < {})", rows, depth));
   const std::string padding = view->a_padding(e, "g_b", "g_m", "g_k");
   if (!padding.empty()) e.open_block("if (" + padding + ")");
@@ -69,7 +84,7 @@ KernelSpec emit_simt_contraction_kernel(const KernelBody& body, const Node* anch
   code.line(fmt::format("const int g_t = threadIdx.x + g_l * {};", kThreads));
   code.line(fmt::format("const int g_kk = g_t / {}, g_col = g_t % {};", kTile, kTile));
   code.line(fmt::format("const {} g_k = g_k0 + g_kk, g_n = g_n0 + g_col;", index));
-  code.line("float g_v = 0.0f;");
+  code.line(fmt::format("{} g_v = 0;", types.tile));
   e.open_block(fmt::format("if (g_k < {} && g_n < {})", depth, cols));
   code.line("g_v = " + view->b_element(e, "g_b", "g_k", "g_n") + ";");
   e.close_block();
@@ -79,7 +94,7 @@ KernelSpec emit_simt_contraction_kernel(const KernelBody& body, const Node* anch
 
   code.line("#pragma unroll");
   e.open_block(fmt::format("for (int g_kk = 0; g_kk < {}; ++g_kk)", kTileK));
-  code.line(fmt::format("float g_a[{}], g_w[{}];", kPerThread, kPerThread));
+  code.line(fmt::format("{} g_a[{}], g_w[{}];", types.tile, kPerThread, kPerThread));
   code.line("#pragma unroll");
   code.line(
       fmt::format("for (int g_i = 0; g_i < {}; ++g_i) g_a[g_i] = g_a_tile[g_kk][g_ty + {} * g_i];",
@@ -91,8 +106,11 @@ KernelSpec emit_simt_contraction_kernel(const KernelBody& body, const Node* anch
   code.line("#pragma unroll");
   e.open_block(fmt::format("for (int g_i = 0; g_i < {}; ++g_i)", kPerThread));
   code.line("#pragma unroll");
-  code.line(fmt::format(
-      "for (int g_j = 0; g_j < {}; ++g_j) g_acc[g_i][g_j] += g_a[g_i] * g_w[g_j];", kPerThread));
+  code.line(fmt::format("for (int g_j = 0; g_j < {}; ++g_j) g_acc[g_i][g_j] += {};", kPerThread,
+                        types.integer ? fmt::format("static_cast<{0}>(g_a[g_i]) * "
+                                                    "static_cast<{0}>(g_w[g_j])",
+                                                    types.sum)
+                                      : "g_a[g_i] * g_w[g_j]"));
   e.close_block();
   e.close_block();
   code.line("__syncthreads();");

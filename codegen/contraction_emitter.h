@@ -11,7 +11,9 @@
 //                  their sum through the epilogue.
 //   SIMT           everything else (f32 without tf32, f64, integers): a 64 × 64 tile of one b
 //                  per block, 256 threads, 4 × 4 outputs each, K in steps of 16 staged through
-//                  shared memory.
+//                  shared memory; in f32 for f32, f64 for f64, and for integers 64-bit tiles
+//                  with unsigned 64-bit sums that wrap as the reference's do (an integer matmul
+//                  summed in f32 until session 25: wrong beyond 2^24).
 //
 // In both, the operands' elements come from the element machinery (codegen/element_emitter.h),
 // so a fusion's prologue ops (cast, scale, slice, transpose, ...) are computed as the tile loads
