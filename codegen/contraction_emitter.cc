@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "codegen/contraction_view.h"
+#include "codegen/cuda_expr.h"
 #include "codegen/element_emitter.h"
 #include "codegen/mma_contraction_emitter.h"
 #include "codegen/swapped_contraction_view.h"
@@ -124,7 +125,12 @@ KernelSpec emit_simt_contraction_kernel(const KernelBody& body, const Node* anch
   code.line(fmt::format("const {} g_m = g_m0 + g_ty + {} * g_i, g_n = g_n0 + g_tx + {} * g_j;",
                         index, kThreadsPerSide, kThreadsPerSide));
   e.open_block(fmt::format("if (g_m < {} && g_n < {})", rows, cols));
-  emit_contraction_result(e, body, *anchor, *view, outputs, "g_b", "g_m", "g_n", "g_acc[g_i][g_j]");
+  // An integer sum is the result's type's wrap of the 64-bit one, before the epilogue sees it.
+  const DType result_dtype = anchor->result()->type().dtype;
+  emit_contraction_result(e, body, *anchor, *view, outputs, "g_b", "g_m", "g_n",
+                          types.integer ? fmt::format("static_cast<{}>(g_acc[g_i][g_j])",
+                                                      cuda_compute_type(result_dtype))
+                                        : "g_acc[g_i][g_j]");
   e.close_block();
   e.close_block();
   e.close_block();

@@ -79,6 +79,7 @@ void register_nn_converters(ConverterTable& table) {
   register_attention_converters(table);
   register_recurrent_converters(table);
   register_loss_converters(table);
+  register_quantized_converters(table);
 }
 
 }  // namespace kiln::onnx_import

@@ -32,6 +32,8 @@ void register_attention_converters(ConverterTable& table);
 void register_recurrent_converters(ConverterTable& table);
 // NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss.
 void register_loss_converters(ConverterTable& table);
+// MatMulInteger, ConvInteger, QLinearMatMul, QLinearConv.
+void register_quantized_converters(ConverterTable& table);
 
 // The float dtype named by attribute `name`, an ONNX TensorProto element type code (`fallback`
 // when absent), as stash_type and softmax_precision hold; fails naming the node for other types.
