@@ -44,6 +44,7 @@ void register_layout_converters(ConverterTable& table) {
   register_one_hot_converters(table);
   register_sampling_grid_converters(table);
   register_grid_sample_converters(table);
+  register_select_constant_converters(table);
 }
 
 }  // namespace kiln::onnx_import

@@ -25,6 +25,8 @@ void register_one_hot_converters(ConverterTable& table);
 void register_sampling_grid_converters(ConverterTable& table);
 // GridSample.
 void register_grid_sample_converters(ConverterTable& table);
+// Compress, NonZero (their values known at compile time), MaxUnpool.
+void register_select_constant_converters(ConverterTable& table);
 
 // The integer values of a compile-time constant input (e.g. a shape or axes list).
 std::vector<int64_t> constant_ints(const NodeImporter& node, size_t input, const std::string& what);
