@@ -116,7 +116,7 @@ class GridSampler {
     align_corners_ = node_.attr_int("align_corners", 0) != 0;
   }
 
-  double low(int64_t extent) const { return align_corners_ ? 0.0 : -0.5; }
+  double low() const { return align_corners_ ? 0.0 : -0.5; }
   double high(int64_t extent) const {
     return align_corners_ ? static_cast<double>(extent) - 1 : static_cast<double>(extent) - 0.5;
   }
@@ -131,11 +131,11 @@ class GridSampler {
             : node_.emit1("div", {sub(mul(add(g, scalar(1)), scalar(d)), scalar(1)), scalar(2)});
     if (mode_ == "nearest") v = node_.emit1("round", {v});
     if (padding_ == "border") {
-      Value* outside = node_.emit1("or", {node_.emit1("less", {v, scalar(low(extent))}),
+      Value* outside = node_.emit1("or", {node_.emit1("less", {v, scalar(low())}),
                                           node_.emit1("greater", {v, scalar(high(extent))})});
       v = node_.emit1("where", {outside, clip(v, 0, d - 1), v});
     } else if (padding_ == "reflection") {
-      v = reflect(v, low(extent), high(extent));
+      v = reflect(v, low(), high(extent));
     }
     return v;
   }
@@ -174,7 +174,7 @@ class GridSampler {
       Value* mask = node_.emit1("where", {inside, scalar(1), scalar(0)});
       tap.weight = weight ? mul(weight, mask) : mask;
     } else if (padding_ == "reflection") {
-      i = reflect(i, low(extent), high(extent));
+      i = reflect(i, low(), high(extent));
     }
     // Truncated toward zero as the reference's int(); clamped, so no gather leaves the axis.
     tap.index = node_.emit1("cast", {clip(i, 0, last)}, {{"to", Attribute(DType::kI64)}});
