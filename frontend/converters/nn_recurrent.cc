@@ -84,8 +84,8 @@ class Recurrent {
     }
     directions_ = direction_ == "bidirectional" ? 2 : 1;
     const Shape& r = node_.input(2)->type().shape;
-    hidden_ = node_.has_attr("hidden_size") ? node_.attr_int("hidden_size")
-                                            : (r.size() == 3 ? r[2] : 0);
+    hidden_ =
+        node_.has_attr("hidden_size") ? node_.attr_int("hidden_size") : (r.size() == 3 ? r[2] : 0);
     const int64_t rows = gate_count(cell_) * hidden_;
     if (hidden_ <= 0) node_.fail("hidden_size must be positive");
     expect_shape(1, "W", {directions_, rows, inputs_});
@@ -112,9 +112,9 @@ class Recurrent {
     }
   }
   void expect_state_shape(size_t input, const std::string& name) {
-    expect_shape(input, name,
-                 layout_ == 1 ? Shape{batch_, directions_, hidden_}
-                              : Shape{directions_, batch_, hidden_});
+    expect_shape(
+        input, name,
+        layout_ == 1 ? Shape{batch_, directions_, hidden_} : Shape{directions_, batch_, hidden_});
   }
 
   // A runtime sequence_lens masks the steps; a constant one equal to the sequence length for
@@ -149,10 +149,12 @@ class Recurrent {
                    std::to_string(per_direction * directions_));
       }
     } else {
-      const std::vector<std::string> defaults = cell_ == Cell::kRnn   ? std::vector<std::string>{"Tanh"}
-                                                : cell_ == Cell::kGru ? std::vector<std::string>{"Sigmoid", "Tanh"}
-                                                                      : std::vector<std::string>{"Sigmoid", "Tanh", "Tanh"};
-      for (int64_t d = 0; d < directions_; ++d) names.insert(names.end(), defaults.begin(), defaults.end());
+      const std::vector<std::string> defaults =
+          cell_ == Cell::kRnn   ? std::vector<std::string>{"Tanh"}
+          : cell_ == Cell::kGru ? std::vector<std::string>{"Sigmoid", "Tanh"}
+                                : std::vector<std::string>{"Sigmoid", "Tanh", "Tanh"};
+      for (int64_t d = 0; d < directions_; ++d)
+        names.insert(names.end(), defaults.begin(), defaults.end());
     }
     alphas_ = node_.attr_floats("activation_alpha", std::vector<double>{});
     betas_ = node_.attr_floats("activation_beta", std::vector<double>{});
@@ -173,7 +175,8 @@ class Recurrent {
     if (name == "Relu") return unary("relu");
     if (name == "Softsign") return unary("softsign");
     if (name == "Softplus") return unary("softplus");
-    if (name == "LeakyRelu") return unary("leaky_relu", {{"alpha", next(alphas_, alpha_used_, 0.01)}});
+    if (name == "LeakyRelu")
+      return unary("leaky_relu", {{"alpha", next(alphas_, alpha_used_, 0.01)}});
     if (name == "ThresholdedRelu") {
       return unary("thresholded_relu", {{"alpha", next(alphas_, alpha_used_, 1.0)}});
     }
@@ -223,7 +226,9 @@ class Recurrent {
     Value* peephole = cell_ == Cell::kLstm && node_.has_input(7)
                           ? reshape(slice(node_.input(7), 0, d, d + 1), {3 * hidden_})
                           : nullptr;
-    const size_t first = static_cast<size_t>(d) * (cell_ == Cell::kRnn ? 1 : cell_ == Cell::kGru ? 2 : 3);
+    const size_t first = static_cast<size_t>(d) * (cell_ == Cell::kRnn   ? 1
+                                                   : cell_ == Cell::kGru ? 2
+                                                                         : 3);
     const Activation& f = activations_[first];
     std::vector<Value*> ys(static_cast<size_t>(steps_));
     for (int64_t i = 0; i < steps_; ++i) {
@@ -235,8 +240,7 @@ class Recurrent {
         h_next = f(clipped(add(x_t, matmul(h, r_t))));
       } else if (cell_ == Cell::kGru) {
         const Activation& g = activations_[first + 1];
-        Value* zr = add(slice(x_t, 1, 0, 2 * hidden_),
-                        matmul(h, slice(r_t, 1, 0, 2 * hidden_)));
+        Value* zr = add(slice(x_t, 1, 0, 2 * hidden_), matmul(h, slice(r_t, 1, 0, 2 * hidden_)));
         Value* z = f(clipped(slice(zr, 1, 0, hidden_)));
         Value* r = f(clipped(slice(zr, 1, hidden_, 2 * hidden_)));
         Value* r_h = slice(r_t, 1, 2 * hidden_, 3 * hidden_);
@@ -259,7 +263,8 @@ class Recurrent {
         Value* all = add(x_t, matmul(h, r_t));
         const auto gate = [&](int64_t k) { return slice(all, 1, k * hidden_, (k + 1) * hidden_); };
         const auto peep = [&](int64_t k, Value* state) {
-          return peephole ? mul(slice(peephole, 0, k * hidden_, (k + 1) * hidden_), state) : nullptr;
+          return peephole ? mul(slice(peephole, 0, k * hidden_, (k + 1) * hidden_), state)
+                          : nullptr;
         };
         const auto plus = [&](Value* a, Value* b) { return b ? add(a, b) : a; };
         Value* input_gate = f(clipped(plus(gate(0), peep(0, c))));
@@ -272,8 +277,8 @@ class Recurrent {
       Value* y_t = h_next;
       if (lengths_) {
         // [B, 1]: whether step t lies within the entry's length.
-        Value* live = reshape(node_.emit1("less", {node_.constant(Tensor::scalar_i64(t)), lengths_}),
-                              {batch_, 1});
+        Value* live = reshape(
+            node_.emit1("less", {node_.constant(Tensor::scalar_i64(t)), lengths_}), {batch_, 1});
         h_next = node_.emit1("where", {live, h_next, h});
         if (c_next) c_next = node_.emit1("where", {live, c_next, c});
         y_t = node_.emit1("where", {live, y_t, zeros({1})});
@@ -314,10 +319,11 @@ class Recurrent {
     return node_.emit1("transpose", {v}, {{"perm", perm}});
   }
   Value* slice(Value* v, int64_t axis, int64_t begin, int64_t end) {
-    return node_.emit1("slice", {v}, {{"starts", std::vector<int64_t>{begin}},
-                                      {"ends", std::vector<int64_t>{end}},
-                                      {"axes", std::vector<int64_t>{axis}},
-                                      {"steps", std::vector<int64_t>{1}}});
+    return node_.emit1("slice", {v},
+                       {{"starts", std::vector<int64_t>{begin}},
+                        {"ends", std::vector<int64_t>{end}},
+                        {"axes", std::vector<int64_t>{axis}},
+                        {"steps", std::vector<int64_t>{1}}});
   }
   Value* concat(const std::vector<Value*>& parts, int64_t axis) {
     return parts.size() == 1 ? parts[0] : node_.emit1("concat", parts, {{"axis", axis}});
@@ -325,7 +331,7 @@ class Recurrent {
 
   NodeImporter& node_;
   const Cell cell_;
-  Value* x_ = nullptr;  // [T, B, I]
+  Value* x_ = nullptr;        // [T, B, I]
   Value* lengths_ = nullptr;  // int64 [B] where steps are masked
   int64_t layout_ = 0, steps_ = 0, batch_ = 0, inputs_ = 0, hidden_ = 0, directions_ = 1;
   std::string direction_;
@@ -338,8 +344,12 @@ class Recurrent {
 
 // Y, Y_h (and Y_c); the importer drops those the node does not name, and dead-code elimination
 // what only they used.
-std::vector<Value*> convert_rnn(NodeImporter& node) { return Recurrent(node, Cell::kRnn).convert(); }
-std::vector<Value*> convert_gru(NodeImporter& node) { return Recurrent(node, Cell::kGru).convert(); }
+std::vector<Value*> convert_rnn(NodeImporter& node) {
+  return Recurrent(node, Cell::kRnn).convert();
+}
+std::vector<Value*> convert_gru(NodeImporter& node) {
+  return Recurrent(node, Cell::kGru).convert();
+}
 std::vector<Value*> convert_lstm(NodeImporter& node) {
   return Recurrent(node, Cell::kLstm).convert();
 }

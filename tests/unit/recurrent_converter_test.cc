@@ -2,8 +2,9 @@
 // ONNX node tests: a runtime sequence_lens masks the forward direction (an entry of length 0
 // keeps its initial state, its outputs zero), and what it refuses names the node and why.
 #include <gmock/gmock.h>
-#include <cmath>
 #include <gtest/gtest.h>
+
+#include <cmath>
 
 #include "frontend/onnx_importer.h"
 #include "frontend_model_builder.h"
@@ -27,8 +28,8 @@ ModelBuilder rnn(const std::string& direction, bool lengths, int64_t w_rows = 1)
   if (lengths) builder.input("lens", onnx::TensorProto::INT32, {int64_t{2}});
   builder.float_initializer("W", {1, w_rows, 1}, std::vector<float>(w_rows, 1.0f));
   builder.float_initializer("R", {1, 1, 1}, {1.0f});
-  onnx::NodeProto* node = builder.node(
-      "RNN", {"X", "W", "R", "", lengths ? "lens" : ""}, {"Y", "Y_h"}, "rnn");
+  onnx::NodeProto* node =
+      builder.node("RNN", {"X", "W", "R", "", lengths ? "lens" : ""}, {"Y", "Y_h"}, "rnn");
   add_int_attr(node, "hidden_size", 1);
   add_string_attr(node, "direction", direction);
   builder.output("Y");
@@ -43,8 +44,8 @@ TEST(RecurrentConverterTest, RuntimeSequenceLengthsMaskTheForwardSteps) {
   const std::vector<Tensor> out = run_reference(*graph, {x, lens});
   const float h0 = std::tanh(0.5f), h1 = std::tanh(0.25f + h0);
   // Entry 0 runs both steps; entry 1 (length 0) none: zeros out, its state the initial zero.
-  EXPECT_THAT(out[0].to_floats(), ::testing::Pointwise(::testing::FloatNear(1e-6f),
-                                                       std::vector<float>{h0, 0, h1, 0}));
+  EXPECT_THAT(out[0].to_floats(),
+              ::testing::Pointwise(::testing::FloatNear(1e-6f), std::vector<float>{h0, 0, h1, 0}));
   EXPECT_THAT(out[1].to_floats(),
               ::testing::Pointwise(::testing::FloatNear(1e-6f), std::vector<float>{h1, 0}));
 }
