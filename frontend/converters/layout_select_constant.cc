@@ -41,7 +41,6 @@ std::vector<Value*> convert_compress(NodeImporter& node) {
 std::vector<Value*> convert_non_zero(NodeImporter& node) {
   const Tensor& x = node.constant_input(0, "NonZero's output size is the count of its nonzeros");
   const Shape& shape = x.shape();
-  std::vector<int64_t> positions;
   int64_t count = 0;
   for (int64_t i = 0; i < x.num_elements(); ++i) {
     if (x.get_double(i) != 0) ++count;
