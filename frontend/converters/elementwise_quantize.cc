@@ -1,6 +1,7 @@
 // ONNX quantization and a few elementwise compositions -> kiln ops:
 //
-//   DequantizeLinear (10 ... 23)       (cast(x) − cast(zero_point)) · scale, in the scale's type
+//   DequantizeLinear (10 ... 23)       (cast(x) − cast(zero_point)) · scale, in output_dtype (23)
+//                                      or the scale's type
 //   QuantizeLinear (10 ... 23)         saturate(round_half_even(x / scale) + zero_point), cast to
 //                                      the zero point's type (output_dtype, else uint8); int8 and
 //                                      uint8 only (kiln has no int16, int4 or float8)
@@ -68,8 +69,17 @@ std::pair<double, double> quantized_range(NodeImporter& node, DType dtype) {
 std::vector<Value*> convert_dequantize_linear(NodeImporter& node) {
   Value* x = node.input(0);
   Value* scale = node.input(1);
-  const DType out = scale->type().dtype;
-  if (!is_float(out)) node.fail("the scale must hold floats");
+  DType out = scale->type().dtype;
+  if (node.has_attr("output_dtype") && node.attr_int("output_dtype") != 0) {  // opset 23
+    try {
+      out = dtype_from_onnx(static_cast<int>(node.attr_int("output_dtype")), "output_dtype");
+    } catch (const UnsupportedError& error) {
+      node.unsupported(error.what());
+    }
+  }
+  if (!is_float(scale->type().dtype) || !is_float(out)) {
+    node.fail("the scale and the output must be floats");
+  }
   Value* value = node.emit1("cast", {x}, {{"to", Attribute(DType::kF32)}});
   if (node.has_input(2)) {
     Value* zero = node.emit1("cast", {node.input(2)}, {{"to", Attribute(DType::kF32)}});
