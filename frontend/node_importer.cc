@@ -180,6 +180,12 @@ std::vector<Value*> NodeImporter::emit(const std::string& op, std::vector<Value*
 
 Value* NodeImporter::constant(Tensor data) { return session_.graph().add_constant("", data); }
 
+Value* NodeImporter::scalar_constant(DType dtype, double value) {
+  Tensor tensor(dtype, Shape{});
+  tensor.set_double(0, value);
+  return constant(tensor);
+}
+
 void NodeImporter::fail(const std::string& message) const {
   throw InputError("ONNX node '" + node_name_ + "' (" + op_type() + "): " + message);
 }

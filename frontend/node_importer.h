@@ -69,8 +69,18 @@ class NodeImporter {
   Value* emit_reshape(Value* x, const Shape& shape) {
     return emit1("reshape", {x}, {{"shape", shape}});
   }
+  // Adds a kiln slice of `x`'s elements [begin, end) along `axis`.
+  Value* emit_slice(Value* x, int64_t axis, int64_t begin, int64_t end) {
+    return emit1("slice", {x},
+                 {{"starts", std::vector<int64_t>{begin}},
+                  {"ends", std::vector<int64_t>{end}},
+                  {"axes", std::vector<int64_t>{axis}},
+                  {"steps", std::vector<int64_t>{1}}});
+  }
   // Adds a constant to the graph.
   Value* constant(Tensor data);
+  // Adds a scalar constant of `dtype` holding `value` (rounded to it).
+  Value* scalar_constant(DType dtype, double value);
 
   // Throws InputError "ONNX node 'name' (Op_type): message".
   [[noreturn]] void fail(const std::string& message) const;

@@ -16,17 +16,12 @@
 // the input's extent there). QDQ-quantized models thereby run with their quantization simulated
 // in floats, the quantized tensors' values exactly those ONNX defines.
 #include "frontend/converters/layout_converters.h"
+#include "frontend/converters/nn_converters.h"
 #include "frontend/tensor_proto.h"
 #include "ir/error.h"
 
 namespace kiln::onnx_import {
 namespace {
-
-Value* scalar_of(NodeImporter& node, DType dtype, double value) {
-  Tensor tensor(dtype, Shape{});
-  tensor.set_double(0, value);
-  return node.constant(tensor);
-}
 
 // A scale or zero point laid out to broadcast against x [shape] (see the header).
 Value* broadcast_parameter(NodeImporter& node, Value* parameter, const Shape& shape,
@@ -56,14 +51,6 @@ Value* broadcast_parameter(NodeImporter& node, Value* parameter, const Shape& sh
   Tensor which(DType::kI64, {extent});
   for (int64_t i = 0; i < extent; ++i) which.set_int(i, i / block);
   return node.emit1("gather", {parameter, node.constant(which)}, {{"axis", axis}});
-}
-
-// The integer range of a quantized type kiln has.
-std::pair<double, double> quantized_range(NodeImporter& node, DType dtype) {
-  if (dtype == DType::kU8) return {0, 255};
-  if (dtype == DType::kI8) return {-128, 127};
-  node.unsupported("quantizing to " + std::string(dtype_name(dtype)) +
-                   " is not supported (kiln quantizes to int8 and uint8)");
 }
 
 std::vector<Value*> convert_dequantize_linear(NodeImporter& node) {
@@ -105,7 +92,6 @@ std::vector<Value*> convert_quantize_linear(NodeImporter& node) {
       node.unsupported(error.what());
     }
   }
-  const auto [low, high] = quantized_range(node, out);
   const Shape& shape = x->type().shape;
   Value* scale = node.emit1("cast", {node.input(1)}, {{"to", Attribute(DType::kF32)}});
   Value* value = node.emit1("cast", {x}, {{"to", Attribute(DType::kF32)}});
@@ -115,8 +101,7 @@ std::vector<Value*> convert_quantize_linear(NodeImporter& node) {
     Value* zero = node.emit1("cast", {node.input(2)}, {{"to", Attribute(DType::kF32)}});
     value = node.emit1("add", {value, broadcast_parameter(node, zero, shape, "the zero point")});
   }
-  value = node.emit1("clip", {value}, {{"min", low}, {"max", high}});
-  return {node.emit1("cast", {value}, {{"to", Attribute(out)}})};
+  return {saturate_quantized(node, value, out)};
 }
 
 std::vector<Value*> convert_dynamic_quantize_linear(NodeImporter& node) {
@@ -127,13 +112,13 @@ std::vector<Value*> convert_dynamic_quantize_linear(NodeImporter& node) {
   const auto reduce = [&](const char* op) {
     return node.emit1(op, {x}, {{"axes", all}, {"keepdims", int64_t{0}}});
   };
-  Value* zero = scalar_of(node, DType::kF32, 0);
+  Value* zero = node.scalar_constant(DType::kF32, 0);
   Value* high = node.emit1("max", {reduce("reduce_max"), zero});
   Value* low = node.emit1("min", {reduce("reduce_min"), zero});
   Value* range = node.emit1("sub", {high, low});
-  range = node.emit1("where",
-                     {node.emit1("equal", {range, zero}), scalar_of(node, DType::kF32, 1), range});
-  Value* scale = node.emit1("div", {range, scalar_of(node, DType::kF32, 255)});
+  range = node.emit1(
+      "where", {node.emit1("equal", {range, zero}), node.scalar_constant(DType::kF32, 1), range});
+  Value* scale = node.emit1("div", {range, node.scalar_constant(DType::kF32, 255)});
   Value* zero_point = node.emit1(
       "round", {node.emit1("clip", {node.emit1("div", {node.emit1("neg", {low}), scale})},
                            {{"min", 0.0}, {"max", 255.0}})});
@@ -153,12 +138,23 @@ std::vector<Value*> convert_swiglu(NodeImporter& node) {
   if (a->type() != b->type()) node.fail("A and B must have the same shape and type");
   Value* gate = a;
   const double alpha = node.attr_float("alpha", 1.0);
-  if (alpha != 1.0) gate = node.emit1("mul", {a, scalar_of(node, a->type().dtype, alpha)});
+  if (alpha != 1.0) gate = node.emit1("mul", {a, node.scalar_constant(a->type().dtype, alpha)});
   Value* swish = node.emit1("mul", {a, node.emit1("sigmoid", {gate})});
   return {node.emit1("mul", {swish, b})};
 }
 
 }  // namespace
+
+Value* saturate_quantized(NodeImporter& node, Value* value, DType dtype) {
+  if (dtype != DType::kU8 && dtype != DType::kI8) {
+    node.unsupported("quantizing to " + std::string(dtype_name(dtype)) +
+                     " is not supported (kiln quantizes to int8 and uint8)");
+  }
+  const bool unsigned_8 = dtype == DType::kU8;
+  value = node.emit1("clip", {value},
+                     {{"min", unsigned_8 ? 0.0 : -128.0}, {"max", unsigned_8 ? 255.0 : 127.0}});
+  return node.emit1("cast", {value}, {{"to", Attribute(dtype)}});
+}
 
 void register_quantize_converters(ConverterTable& table) {
   // 13: per-axis; 19: more types; 21: blocks, output_dtype; 23: more types (4-bit, float4)

@@ -51,12 +51,7 @@ class GridSampler {
     std::vector<std::vector<Tap>> taps(static_cast<size_t>(k));
     for (int64_t a = 0; a < k; ++a) {
       const int64_t extent = x_shape[static_cast<size_t>(a + 2)];
-      Value* g = reshape(node_.emit1("slice", {points},
-                                     {{"starts", std::vector<int64_t>{k - 1 - a}},
-                                      {"ends", std::vector<int64_t>{k - a}},
-                                      {"axes", std::vector<int64_t>{2}},
-                                      {"steps", std::vector<int64_t>{1}}}),
-                         {batch, positions});
+      Value* g = reshape(node_.emit_slice(points, 2, k - 1 - a, k - a), {batch, positions});
       taps[static_cast<size_t>(a)] = axis_taps(coordinate(g, extent), extent);
     }
     // Every combination of the axes' taps, the last axis fastest.
@@ -208,11 +203,7 @@ class GridSampler {
                ? v
                : node_.emit1("cast", {v}, {{"to", Attribute(DType::kF32)}});
   }
-  Value* scalar(double value) {
-    Tensor tensor(DType::kF32, Shape{});
-    tensor.set_double(0, value);
-    return node_.constant(tensor);
-  }
+  Value* scalar(double value) { return node_.scalar_constant(DType::kF32, value); }
   Value* index_constant(int64_t value) { return node_.constant(Tensor::scalar_i64(value)); }
   Value* clip(Value* v, double lo, double hi) {
     return node_.emit1("clip", {v}, {{"min", lo}, {"max", hi}});

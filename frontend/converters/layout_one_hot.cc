@@ -51,12 +51,7 @@ std::vector<Value*> convert_one_hot(NodeImporter& node) {
   // values[i] as a scalar (values is [off_value, on_value], maybe not a constant).
   Value* pair = node.emit_reshape(values, Shape{2});
   const auto element = [&](int64_t i) {
-    Value* one = node.emit1("slice", {pair},
-                            {{"starts", std::vector<int64_t>{i}},
-                             {"ends", std::vector<int64_t>{i + 1}},
-                             {"axes", std::vector<int64_t>{0}},
-                             {"steps", std::vector<int64_t>{1}}});
-    return node.emit_reshape(one, Shape{});
+    return node.emit_reshape(node.emit_slice(pair, 0, i, i + 1), Shape{});
   };
   return {node.emit1("where", {hot, element(1), element(0)})};
 }

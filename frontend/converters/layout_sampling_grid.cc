@@ -61,11 +61,7 @@ std::vector<Value*> convert_affine_grid(NodeImporter& node) {
     Tensor column(theta->type().dtype, {1, positions, 1});
     for (int64_t p = 0; p < positions; ++p)
       column.set_double(p, base.get_double(p * (dims + 1) + k));
-    Value* theta_k = node.emit1("slice", {theta},
-                                {{"starts", std::vector<int64_t>{k}},
-                                 {"ends", std::vector<int64_t>{k + 1}},
-                                 {"axes", std::vector<int64_t>{2}},
-                                 {"steps", std::vector<int64_t>{1}}});
+    Value* theta_k = node.emit_slice(theta, 2, k, k + 1);
     Value* term =
         node.emit1("mul", {node.constant(column), node.emit_reshape(theta_k, {batch, 1, dims})});
     grid = grid ? node.emit1("add", {grid, term}) : term;

@@ -76,11 +76,7 @@ std::vector<Value*> convert_split(NodeImporter& node) {
   std::vector<Value*> results;
   int64_t start = 0;
   for (int64_t length : split_lengths(node, data->type().shape[axis])) {
-    results.push_back(node.emit1("slice", {data},
-                                 {{"starts", std::vector<int64_t>{start}},
-                                  {"ends", std::vector<int64_t>{start + length}},
-                                  {"axes", std::vector<int64_t>{axis}},
-                                  {"steps", std::vector<int64_t>{1}}}));
+    results.push_back(node.emit_slice(data, axis, start, start + length));
     start += length;
   }
   return results;

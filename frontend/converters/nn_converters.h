@@ -35,6 +35,11 @@ void register_loss_converters(ConverterTable& table);
 // MatMulInteger, ConvInteger, QLinearMatMul, QLinearConv.
 void register_quantized_converters(ConverterTable& table);
 
+// An f32 `value` of whole numbers saturated to `dtype`'s range and cast to it: int8 or uint8 (the
+// quantized types kiln has; others are refused naming the node). QuantizeLinear's and the QLinear
+// ops' last step (elementwise_quantize.cc).
+Value* saturate_quantized(NodeImporter& node, Value* value, DType dtype);
+
 // The float dtype named by attribute `name`, an ONNX TensorProto element type code (`fallback`
 // when absent), as stash_type and softmax_precision hold; fails naming the node for other types.
 DType float_dtype_attr(const NodeImporter& node, const std::string& name, int64_t fallback);

@@ -28,11 +28,7 @@ Value* negative_log_likelihood(NodeImporter& node, Value* input) {
               shape_to_string(target->type().shape) + "]");
   }
   const DType dtype = input->type().dtype;
-  const auto scalar = [&](double value) {
-    Tensor tensor(dtype, Shape{});
-    tensor.set_double(0, value);
-    return node.constant(tensor);
-  };
+  const auto scalar = [&](double value) { return node.scalar_constant(dtype, value); };
   if (target->type().dtype != DType::kI64) {
     target = node.emit1("cast", {target}, {{"to", Attribute(DType::kI64)}});
   }

@@ -95,11 +95,7 @@ std::vector<Value*> convert_lp_normalization(NodeImporter& node) {
   const std::vector<int64_t> axis = normalized_axes(node, {node.attr_int("axis", -1)}, rank);
   Value* norm = node.emit1(p == 1 ? "reduce_l1" : "reduce_l2", {x},
                            {{"axes", axis}, {"keepdims", int64_t{1}}});
-  const auto scalar = [&](double value) {
-    Tensor tensor(x->type().dtype, Shape{});
-    tensor.set_double(0, value);
-    return node.constant(tensor);
-  };
+  const auto scalar = [&](double value) { return node.scalar_constant(x->type().dtype, value); };
   Value* zero_norm = node.emit1("equal", {norm, scalar(0.0)});
   return {node.emit1("div", {x, node.emit1("where", {zero_norm, scalar(1.0), norm})})};
 }

@@ -72,11 +72,7 @@ std::vector<Value*> convert_lp_pool(NodeImporter& node) {
   weight_shape.insert(weight_shape.end(), kernel.begin(), kernel.end());
   Tensor ones(x->type().dtype, weight_shape);
   for (int64_t i = 0; i < ones.num_elements(); ++i) ones.set_double(i, 1.0);
-  const auto scalar = [&](double value) {
-    Tensor tensor(x->type().dtype, Shape{});
-    tensor.set_double(0, value);
-    return node.constant(tensor);
-  };
+  const auto scalar = [&](double value) { return node.scalar_constant(x->type().dtype, value); };
   Value* magnitude = node.emit1("abs", {x});
   if (p != 1) magnitude = node.emit1("pow", {magnitude, scalar(static_cast<double>(p))});
   Value* sum = node.emit1("conv", {magnitude, node.constant(ones)},

@@ -90,16 +90,9 @@ Value* requantize(NodeImporter& node, Value* sum, size_t a_scale, size_t b_scale
                          scale(y_scale, std::nullopt)});
   Value* value =
       node.emit1("round", {node.emit1("mul", {cast(node, sum, DType::kF32), multiplier})});
-  const DType out = node.input(y_zero)->type().dtype;
-  if (out != DType::kU8 && out != DType::kI8) {
-    node.unsupported("quantized outputs of " + std::string(dtype_name(out)) +
-                     " are not supported (int8 and uint8 are)");
-  }
   Value* zero = laid_parameter(node, y_zero, DType::kF32, shape, std::nullopt);
-  value = node.emit1(
-      "clip", {node.emit1("add", {value, zero})},
-      {{"min", out == DType::kU8 ? 0.0 : -128.0}, {"max", out == DType::kU8 ? 255.0 : 127.0}});
-  return cast(node, value, out);
+  return saturate_quantized(node, node.emit1("add", {value, zero}),
+                            node.input(y_zero)->type().dtype);
 }
 
 std::vector<Value*> convert_matmul_integer(NodeImporter& node) {

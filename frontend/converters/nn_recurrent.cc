@@ -305,11 +305,7 @@ class Recurrent {
     return node_.emit1("clip", {v}, {{"min", -clip_}, {"max", clip_}});
   }
 
-  Value* scalar(double value) {
-    Tensor tensor(x_->type().dtype, Shape{});
-    tensor.set_double(0, value);
-    return node_.constant(tensor);
-  }
+  Value* scalar(double value) { return node_.scalar_constant(x_->type().dtype, value); }
   Value* zeros(const Shape& shape) { return node_.constant(Tensor(x_->type().dtype, shape)); }
   Value* add(Value* a, Value* b) { return node_.emit1("add", {a, b}); }
   Value* mul(Value* a, Value* b) { return node_.emit1("mul", {a, b}); }
@@ -319,11 +315,7 @@ class Recurrent {
     return node_.emit1("transpose", {v}, {{"perm", perm}});
   }
   Value* slice(Value* v, int64_t axis, int64_t begin, int64_t end) {
-    return node_.emit1("slice", {v},
-                       {{"starts", std::vector<int64_t>{begin}},
-                        {"ends", std::vector<int64_t>{end}},
-                        {"axes", std::vector<int64_t>{axis}},
-                        {"steps", std::vector<int64_t>{1}}});
+    return node_.emit_slice(v, axis, begin, end);
   }
   Value* concat(const std::vector<Value*>& parts, int64_t axis) {
     return parts.size() == 1 ? parts[0] : node_.emit1("concat", parts, {{"axis", axis}});
