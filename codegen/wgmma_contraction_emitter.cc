@@ -1088,8 +1088,14 @@ bool wgmma_cluster_applies(const KernelBody& body, const Node& anchor, const Con
 
 bool wgmma_swapped_applies(const KernelBody& body, const Node& anchor, ContractionView& base,
                            const WgmmaTiling& tiling) {
+  // Both operands must be buffers: a view computed in the body (ViT's out-projection reads the
+  // attention's output reshaped) has strides but no buffer of its own to copy by TMA.
+  const auto is_buffer = [&](const Value* value) {
+    return value->is_constant() ||
+           std::find(body.inputs.begin(), body.inputs.end(), value) != body.inputs.end();
+  };
   if (!tiling.swapped || tiling.splits != 1 || tiling.cluster || tiling.persistent_blocks > 0 ||
-      !swaps_contraction(base) ||
+      !is_buffer(base.a_operand()) || !is_buffer(base.b_operand()) || !swaps_contraction(base) ||
       !stores_result_runs(body, anchor, base, kVector, /*f32_outputs=*/true)) {
     return false;
   }

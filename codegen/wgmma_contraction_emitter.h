@@ -111,7 +111,8 @@ bool wgmma_tall_applies(const KernelBody& body, const ContractionView& view,
                         const WgmmaTiling& tiling);
 
 // Whether `tiling` is swapped (WgmmaTiling::swapped) and the one-tile kernel can compute `base`
-// so: the swapped view's operands plain tensors that TMA copies (swaps_contraction), results
+// so: the swapped view's operands plain tensors that TMA copies (swaps_contraction), each a
+// body input or a weight (not a view computed in the body), results
 // that go through the staged f32 tile, transposed (the base's runs of 8 columns), which the
 // stages' bytes hold; unsplit.
 bool wgmma_swapped_applies(const KernelBody& body, const Node& anchor, ContractionView& base,

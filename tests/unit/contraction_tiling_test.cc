@@ -333,6 +333,37 @@ TEST(ContractionTiling, SwappedTilingsWhereRowsPadAndTheSwappedGridIsOneWave) {
   EXPECT_TRUE(wgmma_swapped_candidates(2, 784, 512, 2048, hopper).empty());
 }
 
+// ViT-B/16 b8's out-projection (1576 × 768 × 768) reads the attention's output through a reshape
+// computed in the kernel body: no swapped tiling (its B would be that view, which has no buffer
+// of its own for TMA to copy), and every tactic it has lowers (session 26: gpu_model_vit_*_b8
+// died of a swapped tiling reading the view as a kernel parameter).
+TEST(ContractionTiling, AViewedOperandTakesNoSwappedTilingAndEveryTacticLowers) {
+  const std::unique_ptr<Graph> graph = parse_graph(R"(
+graph @vit_out_projection(%x: f16[8,197,12,64], %w: f16[768,768], %b: f16[768]) -> (f16[1576,768]) {
+  %y = fusion.epilogue(%x, %w, %b) {
+    ^(%p: f16[8,197,12,64], %q: f16[768,768], %c: f16[768]):
+    %t = reshape(%p) {shape=[1576,768]} : f16[1576,768]
+    %m = matmul(%t, %q) : f16[1576,768] loc("/MatMul")
+    %a = add(%m, %c) : f16[1576,768] loc("/Add")
+    yield %a
+  } : (f16[1576,768]) loc("/MatMul", "/Add")
+  return %y
+})");
+  CodegenOptions options = CodegenOptions::for_target(target_for_arch("sm_90a"));
+  std::vector<std::string> tactics;
+  options.choose_tactic = [&](const TacticSite& site) {
+    tactics = site.tactics;
+    return 0;
+  };
+  lower_graph(*graph, options);
+  ASSERT_GT(tactics.size(), 2u);
+  for (const std::string& tactic : tactics) EXPECT_EQ(tactic.find("swapped"), std::string::npos);
+  for (size_t t = 0; t < tactics.size(); ++t) {
+    options.choose_tactic = [t](const TacticSite&) { return static_cast<int>(t); };
+    EXPECT_NO_THROW(lower_graph(*graph, options)) << tactics[t];
+  }
+}
+
 TEST(ContractionTiling, SmallGridsOfferWgmmaTilingsSplitFine) {
   const Target hopper = target_for_arch("sm_90a");
   // ResNet-50 b1's layer-4 3×3 conv (M = 49, N = 512, K = 4608, 72 steps): 8 tiles of 128 × 64,
