@@ -14,6 +14,8 @@ a model, so the kernel loads them directly), checked against kiln's CPU referenc
 same op on fp16 tensors (torch.matmul; torch.nn.functional.conv2d on channels_last tensors,
 cuDNN's choice, against kiln's channels-last conv as its channels-last pass gives 16-bit conv nets).
 Prints median ms and TFLOP/s of both and kiln's time over PyTorch's; writes OUT_DIR/shapes.json.
+Where measurement chose cuBLASLt (a library tactic) for kiln, kiln also runs with
+--no-library-tactics: its own fastest kernel ("own" columns).
 kiln runs twice: for this GPU (`--arch native`: on an H100/H200 sm_90a, whose eligible
 contractions take the wgmma kernel) and for --mma-arch (default sm_90: the mma.sync kernels), so
 one run compares both kernels of kiln with the library ('' skips the second).
@@ -285,19 +287,29 @@ def main():
             entry["torch_backend"], entry["torch_ms"] = timed[0] if timed else ("none", float("nan"))
         else:
             entry["torch_ms"] = time_graphed(torch_op, args)
-        for arch, key in (("native", "kiln"), (args.mma_arch, "kiln_mma")):
+        for arch, key, flags in (("native", "kiln", []),
+                                 ("native", "kiln_own", ["--no-library-tactics"]),
+                                 (args.mma_arch, "kiln_mma", [])):
             if not arch:
+                continue
+            if key == "kiln_own" and entry.get("kiln_tactic") != "cuBLASLt":
+                # kiln's chosen tactic is its own kernel: that is its best own kernel too.
+                for field in ("ms", "cosine", "launches", "error"):
+                    if "kiln_" + field in entry:
+                        entry["kiln_own_" + field] = entry["kiln_" + field]
                 continue
             kiln = run_kiln_bench(args.kiln, path,
                                   os.path.join(args.out_dir, f"{name}_{key}.json"),
                                   args.iters, args.warmup,
                                   ["--precision", "fp16", "--io-precision", "fp16",
                                    "--arch", arch, "--graph-copies",
-                                   str(args.kiln_graph_copies)], variants="fused")
+                                   str(args.kiln_graph_copies), *flags], variants="fused")
             fused = kiln.get("fused", {})
             if "median_ms" in fused:
                 entry.update({key + "_ms": fused["median_ms"], key + "_cosine": fused["cosine"],
                               key + "_launches": fused["kernel_launches"]})
+                sites = fused.get("tactics", {}).get("sites", [])
+                entry[key + "_tactic"] = sites[0]["chosen"] if sites else "-"
             else:
                 failed = True
                 entry[key + "_error"] = fused.get("error") or kiln.get("error")
@@ -308,8 +320,11 @@ def main():
     print(f"\n{report['card']}, fp16, median ms and TFLOP/s; kiln native (wgmma on sm_90a) "
           f"and {args.mma_arch or '-'} (mma.sync); per call in a CUDA graph of {TORCH_REPS} "
           f"calls (torch), of {args.kiln_graph_copies} program copies (kiln)")
+    print("kiln: the tactic measurement chose (cuBLASLt among them); own: kiln's fastest own "
+          "kernel (--no-library-tactics), where the chosen one is cuBLASLt")
     print(f"{'shape':<28} {'torch ms':>9} {'TFLOP/s':>8} {'kiln ms':>9} {'TFLOP/s':>8} "
-          f"{'kiln/torch':>10} {'krn':>3} {'cosine':>9} {'mma ms':>9} {'mma/torch':>9}")
+          f"{'kiln/torch':>10} {'krn':>3} {'cosine':>9} {'own ms':>9} {'own/torch':>9} "
+          f"{'mma ms':>9} {'mma/torch':>9}  tactic")
     for entry in report["shapes"]:
         torch_ms, work = entry["torch_ms"], entry["flops"]
         line = f"{entry['shape']:<28} {torch_ms:>9.4f} {work / torch_ms / 1e9:>8.1f}"
@@ -328,11 +343,15 @@ def main():
                      f"{entry['kiln_launches']:>3} {entry['kiln_cosine']:>9.6f}")
         else:
             line += f" kiln failed: {entry.get('kiln_error')}"
+        if "kiln_own_ms" in entry:
+            line += f" {entry['kiln_own_ms']:>9.4f} {entry['kiln_own_ms'] / torch_ms:>8.2f}x"
+        elif "kiln_own_error" in entry:
+            line += f" own failed: {entry['kiln_own_error']}"
         if "kiln_mma_ms" in entry:
             line += f" {entry['kiln_mma_ms']:>9.4f} {entry['kiln_mma_ms'] / torch_ms:>8.2f}x"
         elif "kiln_mma_error" in entry:
             line += f" mma failed: {entry['kiln_mma_error']}"
-        print(line)
+        print(line + f"  {entry.get('kiln_tactic', '-')}")
     with open(os.path.join(args.out_dir, "shapes.json"), "w") as f:
         json.dump(report, f, indent=2)
     return 1 if failed else 0

@@ -3,11 +3,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <memory>
 
 #include "codegen/contraction_view.h"
 #include "codegen/cuda_expr.h"
 #include "codegen/element_emitter.h"
+#include "codegen/library_gemm.h"
 #include "codegen/mma_contraction_emitter.h"
 #include "codegen/swapped_contraction_view.h"
 #include "codegen/wgmma_contraction_emitter.h"
@@ -151,6 +153,10 @@ struct ContractionTactic {
   // tactic without it " cp.async", where TMA applies.
   bool tma = false;
   bool tma_applies = false;
+  // cuBLASLt (library_gemm.h), with the kernel of tactic `fallback` (one that needs no second
+  // kernel) where it cannot run.
+  std::optional<LibraryGemm> library;
+  int fallback = -1;
 
   int splits() const { return wgmma ? wgmma_tiling.splits : mma_tiling.splits; }
   // Whether a second kernel adds split-K's slices (else none, or they meet in a cluster).
@@ -158,6 +164,7 @@ struct ContractionTactic {
   // "wgmma 128x192 4 stages", "wgmma 128x128 4 stages split 2 cluster tma", "mma.sync 64x64
   // split 4": names it among its contraction's.
   std::string describe() const {
+    if (library) return kLibraryGemmTactic;
     std::string split = splits() > 1 ? fmt::format(" split {}", splits()) : "";
     if (wgmma && wgmma_tiling.cluster) split += " cluster";
     if (wgmma) {
@@ -251,6 +258,19 @@ Contraction contraction_of(const KernelBody& body, const Target& target) {
                                    .tma_applies = false});
     if (wgmma && !small_grid) break;  // the heuristic's mma.sync tiling only
   }
+  // cuBLASLt last, where its epilogue expresses the body's and a tactic of one kernel can stand
+  // in for it.
+  const auto one_kernel = std::find_if(contraction.tactics.begin(), contraction.tactics.end(),
+                                       [](const ContractionTactic& t) { return !t.sums_slices(); });
+  if (one_kernel != contraction.tactics.end()) {
+    LibraryGemmMatch match = library_gemm_of(body, *contraction.anchor, view);
+    if (match.gemm) {
+      ContractionTactic library = *one_kernel;
+      library.library = std::move(match.gemm);
+      library.fallback = static_cast<int>(one_kernel - contraction.tactics.begin());
+      contraction.tactics.push_back(std::move(library));
+    }
+  }
   return contraction;
 }
 
@@ -280,6 +300,11 @@ std::vector<KernelSpec> emit_contraction_kernels(const KernelBody& body, const T
                                     contraction.tactics.size()));
   }
   const ContractionTactic& chosen = contraction.tactics[static_cast<size_t>(tactic)];
+  if (chosen.library) {
+    std::vector<KernelSpec> fallback = emit_contraction_kernels(body, target, chosen.fallback);
+    fallback.front().library = chosen.library;
+    return fallback;
+  }
   const Node& anchor = *contraction.anchor;
   ContractionView& view = *contraction.view;
   kernels.push_back(

@@ -45,8 +45,9 @@ std::vector<KernelSpec> emit_contraction_kernels(const KernelBody& body, const T
 // The ways to compute a tensor-core contraction that measurement may choose from (kiln/
 // autotune.h), the heuristic's first, each named ("wgmma 128x192 4 stages split 2", "mma.sync
 // 64x64"): wgmma tilings (contraction_tiling.h's candidates that fit) and then the mma.sync
-// kernel's heuristic tiling where the wgmma kernel takes the body, else mma.sync tilings. Empty
-// for SIMT contractions.
+// kernel's heuristic tiling where the wgmma kernel takes the body, else mma.sync tilings; last
+// "cuBLASLt" where its epilogue expresses the body's (library_gemm.h: the kernel of the first
+// tactic that is one kernel, with KernelSpec::library set). Empty for SIMT contractions.
 std::vector<std::string> contraction_tactics(const KernelBody& body, const Target& target);
 
 }  // namespace kiln::codegen

@@ -5,11 +5,13 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "codegen/kernel_body.h"
 #include "codegen/kernel_params.h"
+#include "codegen/library_gemm.h"
 #include "runtime/kernel_header.h"
 
 namespace kiln::codegen {
@@ -44,6 +46,9 @@ struct KernelSpec {
     KernelTensorMap map;
   };
   std::vector<TensorMap> tensor_maps;
+  // The same computed by a library call where one can be made (the "cuBLASLt" tactic); the
+  // kernel stands in where it cannot (runtime/program.h, ProgramLibraryGemm).
+  std::optional<LibraryGemm> library;
 };
 
 // Starts a spec for `body`: its kind and ops, blocks of `threads` (also the launch bound) on

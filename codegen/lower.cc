@@ -201,6 +201,9 @@ class Lowering {
   std::vector<KernelSpec> kernels_of(const KernelBody& body) {
     std::vector<KernelSpec> kernels = emit_kernels(body, options_.target);
     std::vector<std::string> tactics = kernel_tactics(body, options_.target);
+    if (!options_.library_tactics && !tactics.empty() && tactics.back() == kLibraryGemmTactic) {
+      tactics.pop_back();  // always the last, so the others keep their indices
+    }
     if (tactics.size() < 2) return kernels;
     TacticSite site;
     std::string codes;
@@ -248,6 +251,7 @@ class Lowering {
             break;
         }
       }
+      if (spec.library) step.library = library_call(spec);
       const std::string code = kernel_code(spec, "");
       auto [it, added] = kernel_of_code_.emplace(code, uses_.size());
       if (added) uses_.push_back({std::move(spec), {}});
@@ -255,6 +259,28 @@ class Lowering {
       step.kernel = static_cast<int>(it->second);
       program_.steps.push_back(std::move(step));
     }
+  }
+
+  // A kernel's library call with its operands as positions among the kernel's parameters (the
+  // step's arguments).
+  static ProgramLibraryGemm library_call(const KernelSpec& spec) {
+    const std::vector<KernelParam> params = spec.params.all();
+    const auto position = [&](const Value* value, bool output) {
+      if (!value) return -1;
+      for (size_t i = 0; i < params.size(); ++i) {
+        const bool is_output = params[i].role == KernelParam::Role::kOutput;
+        if (params[i].value == value && is_output == output) return static_cast<int>(i);
+      }
+      throw InternalError("lowering: the library call's operand " + value->name() +
+                          " is no parameter of its kernel");
+    };
+    ProgramLibraryGemm call = spec.library->call;
+    call.a = position(spec.library->a, false);
+    call.b = position(spec.library->b, false);
+    call.d = position(spec.library->d, true);
+    call.c = position(spec.library->c, false);
+    call.bias = position(spec.library->bias, false);
+    return call;
   }
 
   void name_kernels() {

@@ -37,6 +37,9 @@ struct CodegenOptions {
   // Which way to compute each kernel node that has several (an index into site.tactics); null:
   // the heuristic's (0) everywhere.
   std::function<int(const TacticSite& site)> choose_tactic;
+  // Offer library tactics (cuBLASLt, codegen/library_gemm.h) beside kiln's own kernels; false:
+  // kiln's kernels alone (kiln compile --no-library-tactics).
+  bool library_tactics = true;
 
   // Compiling for `archs`, the kernels generated for the newest of them (its nominal figures).
   // Throws InputError on a malformed arch name or an empty list.

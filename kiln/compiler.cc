@@ -66,6 +66,7 @@ class CodegenResolution {
     codegen.threads = options_.threads;
     codegen.on_progress = options_.on_progress;
     codegen.concat_views = options_.concat_views && options_.pipeline.fusion;
+    codegen.library_tactics = options_.library_tactics;
     return codegen;
   }
 

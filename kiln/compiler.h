@@ -81,6 +81,8 @@ struct CompileOptions {
   // text (neither measured nor the heuristic's), the others the heuristic's; for examining and
   // testing one tactic (kiln compile --tactic).
   std::string forced_tactic;
+  // Library tactics (cuBLASLt) among the candidates; false: kiln's own kernels only.
+  bool library_tactics = true;
 };
 
 struct CompiledModel {

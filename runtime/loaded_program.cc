@@ -156,10 +156,33 @@ void upload_weights(LoadedProgram& loaded) {
   cuda_check(cudaStreamSynchronize(stream.get()), "uploading the weights");
 }
 
+// Plans each library call on the current device; a step whose call cannot run keeps its kernel,
+// and its note says why.
+void plan_library_calls(LoadedProgram& loaded) {
+  const Program& program = loaded.program;
+  loaded.library_plans.resize(program.steps.size());
+  loaded.library_notes.resize(program.steps.size());
+  for (size_t i = 0; i < program.steps.size(); ++i) {
+    const ProgramStep& step = program.steps[i];
+    if (!step.library) continue;
+    const auto type_at = [&](int position) {
+      return program.buffers[static_cast<size_t>(step.args[static_cast<size_t>(position)])]
+          .type.dtype;
+    };
+    const ProgramLibraryGemm& call = *step.library;
+    std::string why;
+    loaded.library_plans[i] = LibraryGemmPlan::create(
+        call, type_at(call.a), call.bias >= 0 ? type_at(call.bias) : type_at(call.a), why);
+    loaded.library_notes[i] = loaded.library_plans[i] ? loaded.library_plans[i]->description()
+                                                      : "its kernel, in place of cuBLASLt: " + why;
+  }
+}
+
 }  // namespace
 
 LoadedProgram::~LoadedProgram() {
   const CurrentDevice current(device, std::nothrow);
+  library_plans.clear();
   libraries.clear();
   weights.reset();
 }
@@ -199,6 +222,7 @@ std::shared_ptr<const LoadedProgram> load_program(
   } else {
     upload_weights(*loaded);
   }
+  plan_library_calls(*loaded);
   loaded->dependencies = step_dependencies(loaded->program, ArenaSharing::kOrdersSteps);
   return loaded;
 }

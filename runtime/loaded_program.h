@@ -13,6 +13,7 @@
 
 #include "runtime/cuda_api.h"
 #include "runtime/kernel_header.h"
+#include "runtime/library_gemm_plan.h"
 #include "runtime/program.h"
 #include "runtime/step_dependencies.h"
 
@@ -35,6 +36,11 @@ struct LoadedProgram {
   // depends on (kernel_waits_for_prior_grids, compiled for sm_90 or newer), so that a graph may
   // launch it while they finish.
   std::vector<bool> launches_early;
+  // Per step: the plan of its library call (library_gemm_plan.h), or null where it runs its
+  // kernel; and what the step runs, for people: the plan's description, why its kernel stands
+  // in for the call ("cuBLASLt not found (...)"), or "" for a step without a call.
+  std::vector<std::shared_ptr<const LibraryGemmPlan>> library_plans;
+  std::vector<std::string> library_notes;
   StepGraph dependencies;             // with ArenaSharing::kOrdersSteps
   std::shared_ptr<void> weights;      // the device copy of program.weights, maybe shared
 

@@ -134,6 +134,14 @@ MemoryFigures plan_memory(Program& program) {
     }
     arena_bytes = std::max(arena_bytes, buffer.offset + size);
   }
+  // Each library call's workspace above every buffer, apart from the others': calls may run at
+  // once where their steps do.
+  for (ProgramStep& step : program.steps) {
+    if (!step.library || step.library->workspace_bytes == 0) continue;
+    arena_bytes = (arena_bytes + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
+    step.library->workspace_offset = arena_bytes;
+    arena_bytes += step.library->workspace_bytes;
+  }
   program.arena_bytes = arena_bytes;
   return memory_figures(program);
 }

@@ -23,7 +23,9 @@
 //              │ └───────────────┘
 //              └───────────────────► step
 //
-//   5. Figures: peak = the arena's size; naive = the sum of all sizes (no reuse); lower bound =
+//   5. Each library call's workspace (ProgramLibraryGemm) goes above every buffer, apart from the
+//      other calls' (they need it only while they run, but their steps may run at once).
+//   6. Figures: peak = the arena's size; naive = the sum of all sizes (no reuse); lower bound =
 //      the largest sum of sizes live at one step in program order. No plan can use less (buffers
 //      live at one step are never ordered), but steps running at once keep more apart, so the
 //      peak of a program with concurrent branches may lie further above it.

@@ -9,12 +9,14 @@
 //            arch plus PTX.
 //   steps    the launch schedule in order: which kernel, the launch geometry, and the
 //            arguments as buffer indices (each kernel's parameters are `T*` pointers in the same
-//            order; kernels take no other parameters: shapes are compiled in).
+//            order; kernels take no other parameters: shapes are compiled in); a step may
+//            instead be computed by a library call (cuBLASLt) on the same arguments.
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -99,12 +101,37 @@ struct ProgramKernel {
   std::string ptx;                      // for GPUs newer than every target arch
 };
 
+// A step computed by cuBLASLt's matmul rather than by its kernel, as measurement chose
+// (codegen/library_gemm.h), in cuBLASLt's column-major terms:
+//   D = act(alpha · op(A) · op(B) + beta · C + bias),  D m × n (leading dimension ldd), op(A)
+//   m × k, op(B) k × n, C laid out as D, bias one value per row of D, act ReLU or none,
+//   `batch` such products at the batch strides (elements). Sums in f32.
+// Its operands are positions in the step's args, whose buffers give their dtypes: the step's
+// kernel computes the same with the same arguments, and runs where cuBLASLt cannot (not
+// installed, no algorithm for this GPU: runtime/library_gemm_plan.h).
+struct ProgramLibraryGemm {
+  int a = -1, b = -1, d = -1;
+  int c = -1, bias = -1;  // -1: none
+  bool transpose_a = false, transpose_b = false;
+  int64_t m = 0, n = 0, k = 0;
+  int64_t lda = 0, ldb = 0, ldd = 0;
+  int64_t batch = 1, batch_stride_a = 0, batch_stride_b = 0, batch_stride_d = 0;
+  float alpha = 1, beta = 0;
+  bool relu = false;
+  // Scratch memory cuBLASLt may use, at this arena offset (the memory planner's, after the
+  // buffers; -1 until planned).
+  int64_t workspace_bytes = 0;
+  int64_t workspace_offset = -1;
+  bool operator==(const ProgramLibraryGemm&) const = default;
+};
+
 struct ProgramStep {
   int kernel = 0;  // index into Program::kernels
   std::array<uint32_t, 3> grid{1, 1, 1};
   std::array<uint32_t, 3> block{1, 1, 1};
   uint32_t shared_bytes = 0;
   std::vector<int> args;  // indices into Program::buffers, in the kernel's parameter order
+  std::optional<ProgramLibraryGemm> library = std::nullopt;  // cuBLASLt's, where it can run
 };
 
 struct Program {

@@ -6,10 +6,12 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <climits>
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <limits>
 
 #include "ir/error.h"
 #include "runtime/byte_reader.h"
@@ -74,6 +76,21 @@ void write_step(ByteWriter& out, const ProgramStep& step) {
   for (const uint32_t dim : step.block) out.u32(dim);
   out.u32(step.shared_bytes);
   write_indices(out, step.args);
+  out.u8(step.library ? 1 : 0);
+  if (!step.library) return;
+  const ProgramLibraryGemm& gemm = *step.library;
+  for (const int position : {gemm.a, gemm.b, gemm.d, gemm.c, gemm.bias}) {
+    out.i64(position);
+  }
+  out.u8(static_cast<uint8_t>((gemm.transpose_a ? 1 : 0) | (gemm.transpose_b ? 2 : 0) |
+                              (gemm.relu ? 4 : 0)));
+  for (const int64_t value :
+       {gemm.m, gemm.n, gemm.k, gemm.lda, gemm.ldb, gemm.ldd, gemm.batch, gemm.batch_stride_a,
+        gemm.batch_stride_b, gemm.batch_stride_d, gemm.workspace_bytes, gemm.workspace_offset}) {
+    out.i64(value);
+  }
+  out.u32(std::bit_cast<uint32_t>(gemm.alpha));
+  out.u32(std::bit_cast<uint32_t>(gemm.beta));
 }
 
 // The bytes before the weights': everything up to the padding that aligns them.
@@ -178,7 +195,7 @@ ProgramBuffer read_buffer(ByteReader& in, uint32_t index) {
   return buffer;
 }
 
-ProgramStep read_step(ByteReader& in, uint32_t index) {
+ProgramStep read_step(ByteReader& in, uint32_t index, uint32_t version) {
   const std::string what = fmt::format("step {}", index);
   ProgramStep step;
   step.kernel = read_index(in, "the kernel of " + what);
@@ -186,10 +203,41 @@ ProgramStep read_step(ByteReader& in, uint32_t index) {
   for (uint32_t& dim : step.block) dim = in.u32("the block of " + what);
   step.shared_bytes = in.u32("the shared-memory size of " + what);
   step.args = read_indices(in, "arguments of " + what, "argument {} of " + what);
+  if (version < 2) return step;
+  const uint8_t library = in.u8("the library flag of " + what);
+  if (library > 1) throw InputError(fmt::format("{}: library flag {} (0 or 1)", what, library));
+  if (library == 0) return step;
+  ProgramLibraryGemm& gemm = step.library.emplace();
+  // Positions are checked against the step's arguments by validate_program.
+  const auto position = [&](const char* name) {
+    const int64_t value = in.i64(fmt::format("the {} position of {}'s library call", name, what));
+    if (value < -1 || value > std::numeric_limits<int>::max()) {
+      throw InputError(fmt::format("{}: library operand {} at position {}", what, name, value));
+    }
+    return static_cast<int>(value);
+  };
+  gemm.a = position("A");
+  gemm.b = position("B");
+  gemm.d = position("D");
+  gemm.c = position("C");
+  gemm.bias = position("bias");
+  const uint8_t flags = in.u8("the flags of " + what + "'s library call");
+  if (flags > 7) throw InputError(fmt::format("{}: library call flags {:#x}", what, flags));
+  gemm.transpose_a = (flags & 1) != 0;
+  gemm.transpose_b = (flags & 2) != 0;
+  gemm.relu = (flags & 4) != 0;
+  for (int64_t* value : {&gemm.m, &gemm.n, &gemm.k, &gemm.lda, &gemm.ldb, &gemm.ldd, &gemm.batch,
+                         &gemm.batch_stride_a, &gemm.batch_stride_b, &gemm.batch_stride_d,
+                         &gemm.workspace_bytes, &gemm.workspace_offset}) {
+    *value = in.i64("the sizes of " + what + "'s library call");
+  }
+  gemm.alpha = std::bit_cast<float>(in.u32("alpha of " + what + "'s library call"));
+  gemm.beta = std::bit_cast<float>(in.u32("beta of " + what + "'s library call"));
   return step;
 }
 
-void read_header(ByteReader& in) {
+// Returns the format version: kKilnFormatVersion, or 1 (steps without library calls).
+uint32_t read_header(ByteReader& in) {
   const std::span<const uint8_t> magic = in.bytes(kMagic.size(), "the magic \"KILN\"");
   if (std::string_view(reinterpret_cast<const char*>(magic.data()), magic.size()) == "KILR") {
     throw InputError(
@@ -200,11 +248,12 @@ void read_header(ByteReader& in) {
     throw InputError("not a .kiln file (it does not start with \"KILN\")");
   }
   const uint32_t version = in.u32("the format version");
-  if (version != kKilnFormatVersion) {
+  if (version != kKilnFormatVersion && version != 1) {
     throw InputError(
-        fmt::format("format version {}; this kiln reads version {} (compile the model again)",
+        fmt::format("format version {}; this kiln reads versions 1 to {} (compile the model again)",
                     version, kKilnFormatVersion));
   }
+  return version;
 }
 
 void read_weights(ByteReader& in, Program& program) {
@@ -239,7 +288,7 @@ void check_checksum(ByteReader& in, std::span<const uint8_t> bytes) {
 
 Program decode(std::span<const uint8_t> bytes) {
   ByteReader in(bytes);
-  read_header(in);
+  const uint32_t version = read_header(in);
   Program program;
   program.name = in.string("the program name");
   program.archs = read_strings(in, "archs", "arch {}");
@@ -250,7 +299,7 @@ Program decode(std::span<const uint8_t> bytes) {
   program.inputs = read_indices(in, "inputs", "input {}");
   program.outputs = read_indices(in, "outputs", "output {}");
   program.steps.resize(in.count("steps", kMinStepBytes));
-  for (uint32_t i = 0; i < program.steps.size(); ++i) program.steps[i] = read_step(in, i);
+  for (uint32_t i = 0; i < program.steps.size(); ++i) program.steps[i] = read_step(in, i, version);
   program.arena_bytes = in.i64("the arena size");
   read_weights(in, program);
   check_checksum(in, bytes);

@@ -11,7 +11,11 @@
 //             u32 rank, i64 per dim, i64 offset
 //   inputs    count, u32 buffer index each; outputs likewise
 //   steps     count; each: u32 kernel, u32 grid[3], u32 block[3], u32 shared-memory bytes,
-//             args count + u32 buffer index each
+//             args count + u32 buffer index each, u8 library call (0 none, 1 a
+//             ProgramLibraryGemm: i64 positions a, b, d, c, bias; u8 flags (1 transpose_a,
+//             2 transpose_b, 4 relu); i64 m, n, k, lda, ldb, ldd, batch, batch strides a, b,
+//             d, workspace bytes and offset; f32 alpha, beta as u32 bits). Version 1 files
+//             (before library calls) have no library byte and are still read.
 //   i64 arena bytes
 //   u64 weights size, zeros up to a file offset that is a multiple of kWeightAlignment, weights
 //   u64 checksum: FNV-1a 64 of every byte before it
@@ -30,7 +34,7 @@
 
 namespace kiln {
 
-inline constexpr uint32_t kKilnFormatVersion = 1;
+inline constexpr uint32_t kKilnFormatVersion = 2;
 
 std::vector<uint8_t> program_to_bytes(const Program& program);
 // `source` names the bytes in errors (a file's path).

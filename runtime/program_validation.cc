@@ -14,6 +14,7 @@
 #include "ir/error.h"
 #include "runtime/kernel_header.h"
 #include "runtime/kernel_image.h"
+#include "runtime/library_gemm_validation.h"
 #include "runtime/memory_plan.h"
 
 namespace kiln {
@@ -358,6 +359,7 @@ void check_steps(const Program& program) {
     }
     check_tensor_maps(program, i);
     check_output_regions(program, i, written.value_or(std::vector<int>()));
+    check_library_gemm(program, i, written.value_or(std::vector<int>()));
     // Inputs and weights are read only: a kernel stating it writes one contradicts the program.
     for (const int position : written.value_or(std::vector<int>())) {
       const ProgramBuffer& buffer = program.buffers[step.args[position]];

@@ -13,7 +13,8 @@
 //              position there, names distinct
 //   steps      a valid kernel; grid and block within CUDA's limits, shared memory within
 //              kMaxSharedBytes; arguments valid buffer indices; the parameters the kernel's
-//              header says it writes among the step's arguments
+//              header says it writes among the step's arguments; a library call's operands
+//              inside those arguments' buffers (library_gemm_validation.h)
 //   outputs    each passed to at least one step (program.h gives arguments no direction, so
 //              "written" can only mean "passed")
 #pragma once

@@ -11,11 +11,13 @@
 #include <functional>
 #include <mutex>
 #include <optional>
+#include <set>
 
 #include "ir/error.h"
 #include "runtime/cuda_api.h"
 #include "runtime/device_list.h"
 #include "runtime/device_memory_fit.h"
+#include "runtime/library_gemm_plan.h"
 #include "runtime/loaded_program.h"
 #include "runtime/program_io.h"
 #include "runtime/program_validation.h"
@@ -129,6 +131,8 @@ struct Session::State {
   void* buffer_pointer(int index, const Bindings& bindings) const;
   void** step_arguments(const ProgramStep& step, const Bindings& bindings,
                         StepArguments& arguments) const;
+  void enqueue_library_call(size_t step, const Bindings& bindings, cudaStream_t on) const;
+  CudaGraph captured_library_call(size_t step, const Bindings& bindings);
   void launch_steps(const Bindings& bindings, cudaStream_t on, bool check_each_step,
                     const std::function<void(size_t)>& after_step = {});
   CudaGraph capture_steps_in_order(const Bindings& bindings,
@@ -223,6 +227,45 @@ void** Session::State::step_arguments(const ProgramStep& step, const Bindings& b
   return arguments.addresses.data();
 }
 
+// Enqueues step `step`'s library call (it has a plan) on `on`.
+void Session::State::enqueue_library_call(size_t step, const Bindings& bindings,
+                                          cudaStream_t on) const {
+  const ProgramStep& program_step = program().steps[step];
+  const ProgramLibraryGemm& call = *program_step.library;
+  const auto pointer = [&](int position) -> void* {
+    if (position < 0) return nullptr;
+    return buffer_pointer(program_step.args[static_cast<size_t>(position)], bindings);
+  };
+  LibraryGemmPointers pointers{.a = pointer(call.a),
+                               .b = pointer(call.b),
+                               .c = pointer(call.c),
+                               .bias = pointer(call.bias),
+                               .d = pointer(call.d),
+                               .workspace = nullptr};
+  if (call.workspace_bytes > 0) {
+    pointers.workspace = static_cast<std::byte*>(arena.get()) + call.workspace_offset;
+  }
+  loaded->library_plans[step]->enqueue(pointers, on);
+}
+
+// Step `step`'s library call captured alone, for a child-graph node of the session's graph.
+CudaGraph Session::State::captured_library_call(size_t step, const Bindings& bindings) {
+  cudaStream_t capturing = capture_stream.get();
+  cuda_check(cudaStreamBeginCapture(capturing, cudaStreamCaptureModeThreadLocal),
+             "cudaStreamBeginCapture");
+  cudaGraph_t captured = nullptr;
+  try {
+    enqueue_library_call(step, bindings, capturing);
+  } catch (...) {
+    cudaStreamEndCapture(capturing, &captured);
+    CudaGraph discarded(captured);
+    throw;
+  }
+  cuda_check(cudaStreamEndCapture(capturing, &captured),
+             fmt::format("capturing step {}'s cuBLASLt call", step));
+  return CudaGraph(captured);
+}
+
 // Launches every step on `on`, in program order; with `check_each_step`, waits for each and
 // names the step that failed. `after_step`, when given, is called with each step's index after
 // its launch.
@@ -232,13 +275,21 @@ void Session::State::launch_steps(const Bindings& bindings, cudaStream_t on, boo
   StepArguments arguments;
   for (size_t i = 0; i < program.steps.size(); ++i) {
     const ProgramStep& step = program.steps[i];
-    cudaError_t status = cudaLaunchKernel(
-        reinterpret_cast<const void*>(loaded->kernels[step.kernel]), grid_of(step), block_of(step),
-        step_arguments(step, bindings, arguments), step.shared_bytes, on);
+    cudaError_t status = cudaSuccess;
+    if (loaded->library_plans[i]) {
+      enqueue_library_call(i, bindings, on);
+      status = cudaGetLastError();
+    } else {
+      status = cudaLaunchKernel(reinterpret_cast<const void*>(loaded->kernels[step.kernel]),
+                                grid_of(step), block_of(step),
+                                step_arguments(step, bindings, arguments), step.shared_bytes, on);
+    }
     if (status == cudaSuccess && check_each_step) status = cudaStreamSynchronize(on);
     if (status != cudaSuccess) {
-      throw InternalError(fmt::format("step {} (kernel '{}') failed: {}", i,
-                                      program.kernels[step.kernel].name,
+      throw InternalError(fmt::format("step {} ({}) failed: {}", i,
+                                      loaded->library_plans[i]
+                                          ? "cuBLASLt"
+                                          : "kernel '" + program.kernels[step.kernel].name + "'",
                                       cudaGetErrorString(status)));
     }
     if (after_step) after_step(i);
@@ -294,18 +345,28 @@ CudaGraph Session::State::dependency_graph(const Bindings& bindings, int copies)
   }
   std::vector<cudaGraphNode_t> predecessors;
   std::vector<cudaGraphEdgeData> edges;
+  std::set<cudaGraphNode_t> library_nodes;
+  const auto library_node = [&](cudaGraphNode_t node) { return library_nodes.count(node) != 0; };
   StepArguments arguments;
   for (size_t at = 0; at < nodes.size(); ++at) {
     const size_t i = at % steps, copy_start = at - i;
     const ProgramStep& step = program.steps[i];
+    const bool library = loaded->library_plans[i] != nullptr;
     cudaGraphNodeParams node{};
-    node.type = cudaGraphNodeTypeKernel;
-    cudaKernelNodeParamsV2& kernel = node.kernel;
-    kernel.func = reinterpret_cast<void*>(loaded->kernels[step.kernel]);
-    kernel.gridDim = grid_of(step);
-    kernel.blockDim = block_of(step);
-    kernel.sharedMemBytes = step.shared_bytes;
-    kernel.kernelParams = step_arguments(step, bindings, arguments);  // copied by the call
+    CudaGraph child;  // a library call's, which the node copies
+    if (library) {
+      child = captured_library_call(i, bindings);
+      node.type = cudaGraphNodeTypeGraph;
+      node.graph.graph = child.get();
+    } else {
+      node.type = cudaGraphNodeTypeKernel;
+      cudaKernelNodeParamsV2& kernel = node.kernel;
+      kernel.func = reinterpret_cast<void*>(loaded->kernels[step.kernel]);
+      kernel.gridDim = grid_of(step);
+      kernel.blockDim = block_of(step);
+      kernel.sharedMemBytes = step.shared_bytes;
+      kernel.kernelParams = step_arguments(step, bindings, arguments);  // copied by the call
+    }
     predecessors.clear();
     if (steps_in_order) {
       if (i > 0) predecessors.push_back(nodes[at - 1]);
@@ -319,16 +380,21 @@ CudaGraph Session::State::dependency_graph(const Bindings& bindings, int copies)
         if (last[j]) predecessors.push_back(nodes[copy_start - steps + j]);
       }
     }
-    cudaGraphEdgeData edge{};  // zero: after the predecessor finishes
-    if (early_launch && loaded->launches_early[static_cast<size_t>(step.kernel)]) {
-      edge.from_port = cudaGraphKernelNodePortProgrammatic;
-      edge.type = cudaGraphDependencyTypeProgrammatic;
+    // Programmatic edges run from kernel nodes only: from a library call's child graph, and
+    // into one, the edge waits for the predecessor to finish.
+    edges.assign(predecessors.size(), cudaGraphEdgeData{});  // zero: after it finishes
+    if (early_launch && !library && loaded->launches_early[static_cast<size_t>(step.kernel)]) {
+      for (size_t p = 0; p < predecessors.size(); ++p) {
+        if (library_node(predecessors[p])) continue;
+        edges[p].from_port = cudaGraphKernelNodePortProgrammatic;
+        edges[p].type = cudaGraphDependencyTypeProgrammatic;
+      }
     }
-    edges.assign(predecessors.size(), edge);
     cuda_check(cudaGraphAddNode(&nodes[at], built.get(), predecessors.data(), edges.data(),
                                 predecessors.size(), &node),
                fmt::format("adding step {} (kernel '{}') to the graph", i,
                            program.kernels[step.kernel].name));
+    if (library) library_nodes.insert(nodes[at]);
   }
   return built;
 }
@@ -492,6 +558,10 @@ Session& Session::operator=(Session&&) noexcept = default;
 Session::~Session() = default;
 
 const Program& Session::program() const { return state_->program(); }
+
+const std::vector<std::string>& Session::library_notes() const {
+  return state_->loaded->library_notes;
+}
 
 int Session::device() const { return state_->loaded->device; }
 

@@ -14,6 +14,10 @@
 //          pointers it was built with: run_device with other pointers builds it again (and
 //          updates the graph in place when CUDA can).
 //   time   replays the graph back to back and measures each replay with CUDA events.
+//   library calls  a step whose tactic is "cuBLASLt" (program.h, ProgramLibraryGemm) is a
+//          cuBLASLt matmul, planned at load (library_gemm_plan.h) and held in the graph as a child
+//          graph; where cuBLASLt cannot run (not installed, no algorithm) its kernel runs instead,
+//          and library_notes() says so.
 //   profile_steps  captures the steps once more, in order, with a CUDA event between each two,
 //          replays that graph and reports each step's median time (where the time goes, kernel
 //          by kernel; steps do not overlap there, so the sum can exceed time()'s median).
@@ -138,6 +142,10 @@ class Session {
   // program whose steps all depend on each other, and above it where independent steps overlap
   // in time()'s replays.
   std::vector<float> profile_steps(int iterations, int warmup);
+  // Per step, for a step with a library call (the "cuBLASLt" tactic): what computes it on this
+  // device ("cuBLASLt 130100, algorithm 21 (...)"), or why its kernel stands in ("its kernel, in
+  // place of cuBLASLt: cuBLASLt not found (...)"); "" for the other steps.
+  const std::vector<std::string>& library_notes() const;
 
  private:
   friend class DynamicSession;

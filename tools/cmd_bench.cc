@@ -51,6 +51,7 @@
 #include "tools/commands.h"
 #include "tools/compare.h"
 #include "tools/input_shapes.h"
+#include "tools/library_fallback_note.h"
 #include "tools/model_inputs.h"
 #include "tools/pass_options.h"
 #include "tools/profile_report.h"
@@ -136,20 +137,23 @@ int64_t step_buffer_bytes(const Program& program, const ProgramStep& step) {
 nlohmann::json profile_launches(Session& session, const BenchOptions& options) {
   const std::vector<float> step_ms = session.profile_steps(options.iterations, options.warmup);
   const Program& program = session.program();
+  const std::vector<std::string>& library_notes = session.library_notes();
   nlohmann::json launches = nlohmann::json::array();
   for (size_t i = 0; i < step_ms.size(); ++i) {
     const ProgramStep& step = program.steps[i];
     const ProgramKernel& kernel = program.kernels[step.kernel];
-    launches.push_back({{"step", i},
-                        {"kernel", kernel.name},
-                        {"ms", step_ms[i]},
-                        {"grid", step.grid},
-                        {"block", step.block},
-                        {"shared_bytes", step.shared_bytes},
-                        {"tactic", kernel_tactic(kernel)},
-                        {"flops", kernel_flops(kernel)},
-                        {"bytes", step_buffer_bytes(program, step)},
-                        {"nodes", kernel.provenance}});
+    // A library call's note says what ran (cuBLASLt's algorithm, or its kernel and why).
+    launches.push_back(
+        {{"step", i},
+         {"kernel", kernel.name},
+         {"ms", step_ms[i]},
+         {"grid", step.grid},
+         {"block", step.block},
+         {"shared_bytes", step.shared_bytes},
+         {"tactic", library_notes[i].empty() ? kernel_tactic(kernel) : library_notes[i]},
+         {"flops", kernel_flops(kernel)},
+         {"bytes", step_buffer_bytes(program, step)},
+         {"nodes", kernel.provenance}});
   }
   std::stable_sort(launches.begin(), launches.end(), [](const auto& a, const auto& b) {
     return a["ms"].template get<double>() > b["ms"].template get<double>();
@@ -233,6 +237,7 @@ nlohmann::json bench_variant(const std::string& variant, const BenchOptions& opt
   compile_options.concat_views = !options.concat_copies;
   compile_options.autotune = options.tactics.setting();
   compile_options.forced_tactic = options.tactics.forced;
+  compile_options.library_tactics = !options.tactics.no_library;
   compile_options.on_progress = [&](size_t done, size_t total) {
     progress.advance("kiln bench: compiling " + variant + " kernels (NVRTC)", done, total);
   };
@@ -251,6 +256,7 @@ nlohmann::json bench_variant(const std::string& variant, const BenchOptions& opt
   Session session = Session::load(std::move(program), {.steps_in_order = options.steps_in_order,
                                                        .early_launch = !options.no_early_launch});
   if (!report.contains("device")) report["device"] = session.device_description();
+  std::cerr << library_fallback_note(session);
   progress.stage("running " + variant + " (" + std::to_string(steps) + " kernel launches)");
   const std::vector<Tensor> program_inputs = in_program_dtypes(session.program(), inputs);
   const std::vector<Tensor> outputs = session.run(program_inputs);

@@ -134,6 +134,7 @@ int run_compile(const CompileCommandOptions& options) {
   compile_options.threads = options.jobs;
   compile_options.autotune = options.tactics.setting();
   compile_options.forced_tactic = options.tactics.forced;
+  compile_options.library_tactics = !options.tactics.no_library;
   compile_options.on_lowered = [&](const Program& program) {
     if (!options.emit_cuda.empty()) write_kernel_sources(program, options.emit_cuda);
   };

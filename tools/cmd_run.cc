@@ -18,6 +18,7 @@
 #include "tools/commands.h"
 #include "tools/compare.h"
 #include "tools/input_shapes.h"
+#include "tools/library_fallback_note.h"
 #include "tools/model_inputs.h"
 #include "tools/pass_options.h"
 #include "tools/tensor_files.h"
@@ -130,6 +131,7 @@ int run_compiled(const RunOptions& options) {
   const std::map<std::string, Tensor> given = read_input_files(options.inputs);
   if (is_dynamic_program_file(options.model)) return run_dynamic(options, given);
   Session session = Session::load(options.model);
+  std::cerr << library_fallback_note(session);
   const Program& program = session.program();
   const std::vector<Tensor> inputs = order_inputs(program_signature(program), given);
   for (int run = 1; run < options.runs; ++run) session.run(inputs);

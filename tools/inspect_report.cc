@@ -78,6 +78,15 @@ std::string kernels_table(const Program& program) {
   return render_table(rows);
 }
 
+std::string library_call_summary(const ProgramLibraryGemm& call) {
+  std::string summary = fmt::format("cuBLASLt {}x{}x{}", call.m, call.n, call.k);
+  if (call.batch > 1) summary += fmt::format(" batch {}", call.batch);
+  if (call.c >= 0) summary += " +C";
+  if (call.bias >= 0) summary += " +bias";
+  if (call.relu) summary += " relu";
+  return summary;
+}
+
 std::string steps_table(const Program& program, const StepGraph& graph) {
   Table rows = {{"#", "kernel", "grid", "block", "shared", "after", "arguments"}};
   for (size_t i = 0; i < program.steps.size(); ++i) {
@@ -97,9 +106,12 @@ std::string steps_table(const Program& program, const StepGraph& graph) {
     }
     std::vector<std::string> after;
     for (const int before : graph.predecessors[i]) after.push_back(std::to_string(before));
-    rows.push_back({std::to_string(i), program.kernels[step.kernel].name, dims(step.grid),
-                    dims(step.block), format_bytes(step.shared_bytes),
-                    after.empty() ? "-" : join(after), join(args)});
+    // A library call names its product: "cuBLASLt 512x1568x2048 +bias relu, else <kernel>".
+    std::string kernel = program.kernels[step.kernel].name;
+    if (step.library) kernel = library_call_summary(*step.library) + ", else " + kernel;
+    rows.push_back({std::to_string(i), kernel, dims(step.grid), dims(step.block),
+                    format_bytes(step.shared_bytes), after.empty() ? "-" : join(after),
+                    join(args)});
   }
   return render_table(rows);
 }

@@ -27,6 +27,10 @@ void add_tactic_options(CLI::App& command, TacticOptions& options) {
                   "first whose name contains TEXT (e.g. '128x64', 'split 2', 'mma.sync'; "
                   "--explain-tactics lists them), the others the heuristic's: no measuring")
       ->excludes(on);
+  command.add_flag("--no-library-tactics", options.no_library,
+                   "Offer only kiln's own kernels, not cuBLASLt (which measurement may choose "
+                   "for a matmul, gemm or 1x1 conv whose epilogue it expresses: a bias, an "
+                   "added tensor, ReLU)");
   command.add_flag("--explain-tactics", options.explain,
                    "Print each problem's candidate tactics, the chosen marked, with their times "
                    "where they were measured");

@@ -1,5 +1,5 @@
 // The tactic flags of kiln compile and kiln bench (--autotune, --no-autotune, --explain-tactics,
-// --tactic)
+// --tactic, --no-library-tactics)
 // and how their outcome is printed (kiln/autotune.h's report).
 #pragma once
 
@@ -16,6 +16,7 @@ struct TacticOptions {
   bool no_autotune = false;
   bool explain = false;
   std::string forced;  // --tactic
+  bool no_library = false;  // --no-library-tactics
 
   // CompileOptions::autotune: unset unless one of the flags is given.
   std::optional<bool> setting() const;

@@ -1,5 +1,6 @@
 // Writes the seed corpus of the .kiln reader's fuzzer (tests/fuzz/corpus_kiln): small valid
-// programs with placeholder kernel code (one whose two steps write halves of a concat's buffer),
+// programs with placeholder kernel code (one whose two steps write halves of a concat's buffer,
+// one computed by a cuBLASLt call),
 // and a dynamic one (runtime/dynamic_program.h) of two variants, each under the fuzzers'
 // 4096-byte input limit.
 //
@@ -77,6 +78,40 @@ kiln::Program concat_view_program() {
   return program;
 }
 
+// d = relu(a · b + bias) as a cuBLASLt call (ProgramLibraryGemm) with its kernel to stand in:
+// a [4, 8], b [8, 2] row-major, so cuBLASLt's A is b (2 × 8, leading dimension 2) and its B is
+// a (8 × 4, leading dimension 8); a workspace the planner places above the buffers.
+kiln::Program library_gemm_program() {
+  kiln::Program program;
+  program.name = "gemm";
+  program.archs = {"sm_90a"};
+  program.kernels = {
+      {"k", "// k\n// parameters: 4\n// written parameters: 3\n", {}, {}, "// ptx\n"}};
+  program.buffers = {{Kind::kInput, "a", {kiln::DType::kF16, {4, 8}}, 0},
+                     {Kind::kWeight, "b", {kiln::DType::kF16, {8, 2}}, 0},
+                     {Kind::kWeight, "bias", {kiln::DType::kF32, {2}}, 256},
+                     {Kind::kOutput, "d", {kiln::DType::kF16, {4, 2}}, 0}};
+  program.inputs = {0};
+  program.outputs = {3};
+  program.steps = {{0, {1, 1, 1}, {128, 1, 1}, 0, {0, 1, 2, 3}}};
+  program.steps[0].library = kiln::ProgramLibraryGemm{.a = 1,
+                                                      .b = 0,
+                                                      .d = 3,
+                                                      .c = -1,
+                                                      .bias = 2,
+                                                      .m = 2,
+                                                      .n = 4,
+                                                      .k = 8,
+                                                      .lda = 2,
+                                                      .ldb = 8,
+                                                      .ldd = 2,
+                                                      .relu = true,
+                                                      .workspace_bytes = 512};
+  program.weights.assign(264, 0);
+  kiln::plan_memory(program);
+  return program;
+}
+
 // y = k(x) for x, y of [batch, 3]: one variant's program.
 kiln::Program batch_program(int64_t batch) {
   kiln::Program program;
@@ -123,6 +158,7 @@ int main(int argc, char** argv) {
   kiln::write_program(single_step_program(), (dir / "single_step.kiln").string());
   kiln::write_program(every_dtype_program(), (dir / "every_dtype.kiln").string());
   kiln::write_program(concat_view_program(), (dir / "concat_view.kiln").string());
+  kiln::write_program(library_gemm_program(), (dir / "library_gemm.kiln").string());
   kiln::write_dynamic_program(dynamic_program(), (dir / "dynamic.kiln").string());
   return 0;
 }

@@ -135,8 +135,8 @@ TEST(ProgramIoTest, StructuralProblemsAreNamed) {
   const std::vector<Case> cases = {
       {"magic", [](auto& b) { b[0] = 'X'; },
        "test.kiln: not a .kiln file (it does not start with \"KILN\")"},
-      {"version", [](auto& b) { b[4] = 2; },
-       "test.kiln: format version 2; this kiln reads version 1 (compile the model again)"},
+      {"version", [](auto& b) { b[4] = 3; },
+       "test.kiln: format version 3; this kiln reads versions 1 to 2 (compile the model again)"},
       {"checksum", [](auto& b) { b[b.size() - 9] ^= 1; }, "test.kiln: checksum mismatch"},
       {"trailing bytes", [](auto& b) { b.push_back(0); },
        "test.kiln: 1 unexpected bytes after the checksum"},

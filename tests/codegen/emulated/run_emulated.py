@@ -118,8 +118,8 @@ class ProgramReader:
     def __init__(self, path):
         with open(path, "rb") as file:
             self.data, self.at = file.read(), 0
-        if self.take(4) != b"KILN" or self.u32() != 1:
-            raise Failed(f"{path}: not a .kiln file of format version 1")
+        if self.take(4) != b"KILN" or self.u32() != 2:
+            raise Failed(f"{path}: not a .kiln file of format version 2")
 
     def take(self, size):
         self.at += size
@@ -182,8 +182,10 @@ def read_program(path):
         if block[1:] != (1, 1):
             raise Failed(f"{path}: a step of {kernels[kernel]} has a {block} block; the "
                          f"emulator runs blocks of threads in x only")
-        steps.append((kernels[kernel], grid, block[0], [names[i] for i in reader.indices()],
-                      shared))
+        args = [names[i] for i in reader.indices()]
+        if reader.unpack("B")[0] != 0:  # a library call: the emulator runs the kernel instead
+            reader.take(5 * 8 + 1 + 12 * 8 + 2 * 4)
+        steps.append((kernels[kernel], grid, block[0], args, shared))
     reader.take(8)  # the arena's size
     size = reader.unpack("Q")[0]
     reader.take(-reader.at % WEIGHT_ALIGNMENT)

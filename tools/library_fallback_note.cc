@@ -1,0 +1,23 @@
+// The note on library steps that run their kernels (see the header).
+#include "tools/library_fallback_note.h"
+
+#include <fmt/format.h>
+
+namespace kiln::tools {
+
+std::string library_fallback_note(const Session& session) {
+  const std::string prefix = "its kernel, in place of cuBLASLt: ";
+  int count = 0;
+  std::string why;
+  for (const std::string& note : session.library_notes()) {
+    if (!note.starts_with(prefix)) continue;
+    if (count++ == 0) why = note.substr(prefix.size());
+    // Each step's reason is usually the same (the library is missing); the first stands for all.
+  }
+  if (count == 0) return "";
+  return fmt::format("kiln: note: {} step{} chosen to run on cuBLASLt run{} {} own kernel{}: {}\n",
+                     count, count == 1 ? "" : "s", count == 1 ? "s" : "",
+                     count == 1 ? "its" : "their", count == 1 ? "" : "s", why);
+}
+
+}  // namespace kiln::tools
