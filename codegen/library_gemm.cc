@@ -11,11 +11,17 @@
 namespace kiln::codegen {
 namespace {
 
-// A value the call can read where it lies: a body input (a buffer), or a weight (a constant the
-// kernel reads from the weights rather than inlining it).
-bool read_as_it_lies(const KernelBody& body, const Value* value) {
-  if (value->is_constant()) return value->type().num_elements() > 1;
-  return std::find(body.inputs.begin(), body.inputs.end(), value) != body.inputs.end();
+// The buffer the call reads `value` from: a body input, or a weight (a constant the kernel
+// reads from the weights rather than inlining it), through reshapes computed in the body (they
+// keep the elements' order); null where the kernel computes it.
+const Value* buffer_value(const KernelBody& body, const Value* value) {
+  while (value->producer() && value->producer()->op() == "reshape" &&
+         std::find(body.nodes.begin(), body.nodes.end(), value->producer()) != body.nodes.end()) {
+    value = value->producer()->operand(0);
+  }
+  if (value->is_constant()) return value->type().num_elements() > 1 ? value : nullptr;
+  return std::find(body.inputs.begin(), body.inputs.end(), value) != body.inputs.end() ? value
+                                                                                       : nullptr;
 }
 
 // One value per column of a result of `result_rank` dims: [cols], [1, cols], [1, 1, cols], ...
@@ -57,9 +63,9 @@ class Matcher {
     if (a->type().dtype != type_.dtype || b->type().dtype != type_.dtype) {
       return "operands of another type than the result";
     }
-    if (!read_as_it_lies(body_, a) || !read_as_it_lies(body_, b)) {
-      return "an operand computed in the kernel (a prologue)";
-    }
+    const Value* a_buffer = buffer_value(body_, a);
+    const Value* b_buffer = buffer_value(body_, b);
+    if (!a_buffer || !b_buffer) return "an operand computed in the kernel (a prologue)";
     const std::optional<OperandStrides> a_strides = view_.a_strides();
     const std::optional<OperandStrides> b_strides = view_.b_strides();
     if (!a_strides || !b_strides) return "an operand that is not a plain strided matrix";
@@ -67,8 +73,8 @@ class Matcher {
       return "a result not laid out row by row";
     }
     ProgramLibraryGemm& call = gemm_.call;
-    gemm_.a = b;
-    gemm_.b = a;
+    gemm_.a = b_buffer;
+    gemm_.b = a_buffer;
     // cuBLASLt's A, op(A) cols × depth, is kiln's B: B(k, n) at k · row + n · column.
     if (b_strides->column == 1) {
       call.lda = b_strides->row;
@@ -130,7 +136,8 @@ class Matcher {
     return "";
   }
 
-  // The body's ops after the anchor: adds of a bias or of C, then a relu.
+  // The body's ops after the anchor: adds of a bias or of C, then a relu; reshapes anywhere
+  // (of the result, keeping its elements' order, or of an operand read through them).
   std::string epilogue() {
     const Value* current = anchor_.result();
     bool after_anchor = false;
@@ -139,9 +146,14 @@ class Matcher {
         after_anchor = true;
         continue;
       }
+      if (node->op() == "reshape") {
+        if (node->operand(0) == current) current = node->result();
+        continue;
+      }
       if (!after_anchor) return node->op() + " before the contraction";
       if (gemm_.call.relu) return node->op() + " after the relu";
-      if (node->result()->type() != type_) return node->op() + " changing the result's type";
+      const TensorType& type = current->type();
+      if (node->result()->type() != type) return node->op() + " changing the result's type";
       if (node->op() == "relu" && node->operand(0) == current) {
         gemm_.call.relu = true;
       } else if (node->op() == "add" && node->operands().size() == 2 &&
@@ -149,10 +161,11 @@ class Matcher {
                  (node->operand(0) == current || node->operand(1) == current)) {
         const Value* other = node->operand(node->operand(0) == current ? 1 : 0);
         std::string why;
-        if (other->type() == type_) {
+        if (other->type() == type) {
           why = take_c(other);
           gemm_.call.beta = 1;
-        } else if (is_per_column(other, type_.shape.size(), view_.cols)) {
+        } else if (type.shape.back() == view_.cols &&
+                   is_per_column(other, type.shape.size(), view_.cols)) {
           why = take_bias(other);
         } else {
           why = fmt::format("an add of a [{}] (neither a bias nor the result's shape)",
@@ -174,9 +187,11 @@ class Matcher {
 
   std::string take_c(const Value* c) {
     if (gemm_.c) return "two tensors added to the result";
-    if (c->type() != type_) return "an added tensor of another type or shape than the result";
-    if (!read_as_it_lies(body_, c)) return "an added tensor computed in the kernel";
-    gemm_.c = c;
+    if (c->type().dtype != type_.dtype || c->type().num_elements() != type_.num_elements()) {
+      return "an added tensor of another type or size than the result";
+    }
+    gemm_.c = buffer_value(body_, c);
+    if (!gemm_.c) return "an added tensor computed in the kernel";
     return "";
   }
 
@@ -186,8 +201,8 @@ class Matcher {
     if (!is_16_bit_float(dtype) && dtype != DType::kF32) {
       return fmt::format("a {} bias", dtype_name(dtype));
     }
-    if (!read_as_it_lies(body_, bias)) return "a bias computed in the kernel";
-    gemm_.bias = bias;
+    gemm_.bias = buffer_value(body_, bias);
+    if (!gemm_.bias) return "a bias computed in the kernel";
     return "";
   }
 

@@ -5,9 +5,12 @@
 //   anchor     a matmul, a gemm (alpha; beta · C where C is [rows, cols], or C a per-column
 //              vector with beta 1: the bias) or a 1×1 stride-1 unpadded channels-last conv of
 //              one group (its bias); f16 or bf16 operands read as they lie (body inputs or
-//              weights, no prologue op), each with unit stride along rows or along columns
+//              weights, or reshapes of them: no other prologue op), each with unit stride
+//              along rows or along columns
 //   epilogue   in order, each at most once: an add of a per-column vector (the bias) or of a
-//              tensor of the result's shape and type (C, beta 1), then a relu; nothing after it
+//              tensor of the result's size and type (C, beta 1), then a relu; nothing after it;
+//              reshapes anywhere (they keep the elements' order: BERT's [batch · seq, hidden]
+//              gemm rows reshaped to [batch, seq, hidden] for the residual add)
 //   result     one output of the anchor's type, not a concat's slice
 //
 // Row-major kiln terms map to column-major cuBLASLt ones by computing the transposed product:

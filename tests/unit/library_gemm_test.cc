@@ -188,6 +188,33 @@ graph @g(%a: f16[64,32], %b: f16[64,16], %c: f16[32,16]) -> (f16[32,16]) {
   EXPECT_EQ(operand(program, step, step.library->c), "c");
 }
 
+// BERT's out-projection and FFN-down as the exporter gives them: a gemm on [batch · seq, hidden]
+// rows whose A is a reshape of the previous kernel's output, reshaped back to [batch, seq,
+// hidden] before the residual add; the reshapes keep the elements' order, so the call reads and
+// writes the buffers themselves.
+TEST(LibraryGemm, ReshapesKeepTheBuffers) {
+  const Program program = lower_with_library(R"(
+graph @g(%x: f16[2,64,256], %w: f16[256,128], %b: f16[128], %r: f16[2,64,128]) -> (f16[2,64,128]) {
+  %y = fusion.epilogue(%x, %w, %b, %r) {
+    ^(%p: f16[2,64,256], %q: f16[256,128], %c: f16[128], %e: f16[2,64,128]):
+    %s = reshape(%p) {shape=[128,256]} : f16[128,256]
+    %m = gemm(%s, %q, %c) {alpha=1.0, beta=1.0, transA=0, transB=0} : f16[128,128] loc("/MatMul")
+    %t = reshape(%m) {shape=[2,64,128]} : f16[2,64,128]
+    %a = add(%e, %t) : f16[2,64,128] loc("/Add")
+    yield %a
+  } : (f16[2,64,128]) loc("/MatMul", "/Add")
+  return %y
+})");
+  const ProgramStep& step = program.steps[0];
+  ASSERT_TRUE(step.library);
+  EXPECT_EQ(operand(program, step, step.library->b), "x");
+  EXPECT_EQ(operand(program, step, step.library->a), "w");
+  EXPECT_EQ(operand(program, step, step.library->bias), "b");
+  EXPECT_EQ(operand(program, step, step.library->c), "r");
+  EXPECT_EQ(step.library->n, 128);
+  EXPECT_EQ(step.library->m, 128);
+}
+
 TEST(LibraryGemm, RefusalsSayWhy) {
   EXPECT_EQ(refusal(R"(
 graph @g(%a: f32[8,8], %b: f32[8,8]) -> (f32[8,8]) {
@@ -240,6 +267,19 @@ graph @g(%a: f16[8,8], %b: f16[8,8], %e: f16[8,1]) -> (f16[8,8]) {
   return %y
 })"),
             "an add of a [8,1] (neither a bias nor the result's shape)");
+  // A reshape that moves the columns: the bias would no longer be per column of the product.
+  EXPECT_EQ(refusal(R"(
+graph @g(%a: f16[8,8], %b: f16[8,8], %e: f16[4]) -> (f16[16,4]) {
+  %y = fusion.epilogue(%a, %b, %e) {
+    ^(%p: f16[8,8], %q: f16[8,8], %s: f16[4]):
+    %m = matmul(%p, %q) : f16[8,8]
+    %r = reshape(%m) {shape=[16,4]} : f16[16,4]
+    %t = add(%r, %s) : f16[16,4]
+    yield %t
+  } : (f16[16,4])
+  return %y
+})"),
+            "an add of a [4] (neither a bias nor the result's shape)");
   EXPECT_EQ(refusal(R"(
 graph @g(%a: f16[2,8,8], %b: f16[8,8]) -> (f16[2,8,8]) {
   %y = fusion.epilogue(%a, %b) {
