@@ -63,7 +63,7 @@ const CublasLt* open_cublaslt(std::string& why) {
     for (const std::string& path : candidate_paths()) {
       void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
       if (!handle) {
-        tried += "; " + path + ": " + dlerror();
+        tried += std::string("; ") + dlerror();  // names the path itself
         continue;
       }
       auto api = std::make_unique<CublasLt>();
