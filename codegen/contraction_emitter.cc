@@ -155,7 +155,7 @@ struct ContractionTactic {
   bool tma_applies = false;
   // cuBLASLt (library_gemm.h), with the kernel of tactic `fallback` (one that needs no second
   // kernel) where it cannot run.
-  std::optional<LibraryGemm> library;
+  std::optional<LibraryGemm> library = std::nullopt;
   int fallback = -1;
 
   int splits() const { return wgmma ? wgmma_tiling.splits : mma_tiling.splits; }

@@ -24,8 +24,8 @@ struct KernelParam {
   // An output written into its slice of a concat's buffer (the pointer is that buffer's): the
   // kernel writes it through `placed_name`, a kiln_placed view mapping the output's flat index
   // to the buffer's.
-  std::optional<OutputPlacement> placement;
-  std::string placed_name;
+  std::optional<OutputPlacement> placement = std::nullopt;
+  std::string placed_name = "";
 };
 
 class KernelParams {

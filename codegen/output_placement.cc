@@ -86,7 +86,8 @@ ConcatViews concat_views(const Graph& fused_graph) {
         why_not = name + " is a concat that is a view itself";
         break;
       }
-      if (const Emitter& emitter = emitter_for(kernel_body_of(producer)); !emitter.places_outputs) {
+      const KernelBody producer_body = kernel_body_of(producer);
+      if (const Emitter& emitter = emitter_for(producer_body); !emitter.places_outputs) {
         why_not = name + " comes from a " + std::string(emitter.kind) +
                   " kernel, which does not write its outputs through a placement";
         break;

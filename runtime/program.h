@@ -96,9 +96,9 @@ struct KernelBinary {
 struct ProgramKernel {
   std::string name;                     // the extern "C" __global__ function
   std::string source;                   // what NVRTC compiled (comment names the ONNX nodes)
-  std::vector<std::string> provenance;  // the ONNX nodes the kernel covers
-  std::vector<KernelBinary> binaries;   // one per target arch
-  std::string ptx;                      // for GPUs newer than every target arch
+  std::vector<std::string> provenance = {};  // the ONNX nodes the kernel covers
+  std::vector<KernelBinary> binaries = {};   // one per target arch
+  std::string ptx = "";                      // for GPUs newer than every target arch
 };
 
 // A step computed by cuBLASLt's matmul rather than by its kernel, as measurement chose

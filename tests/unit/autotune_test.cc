@@ -58,11 +58,11 @@ AutotuneHooks stand_in_hooks(const std::string& cache) {
   return hooks;
 }
 
-const TunedSite& site_labelled(const AutotuneReport& report, const std::string& label) {
+const TunedSite& site_labelled(const AutotuneReport& report, const char* label) {
   for (const TunedSite& site : report.sites) {
     if (site.label == label) return site;
   }
-  throw std::runtime_error("no site " + label);
+  throw std::runtime_error(std::string("no site ") + label);
 }
 
 TEST(Autotune, TakesEachProblemsFastestTacticAndLeavesOutDisagreeingRounds) {

@@ -47,7 +47,8 @@ graph @g(%x: f32[2,8], %w: f32[8,4]) -> (f32[2,4], f32[2,8], f32[2,1], f32[2,2])
 )");
   std::vector<std::string> kinds;
   for (const Node* node : graph->nodes()) {
-    const Emitter& emitter = emitter_for(kernel_body_of(*node));
+    const KernelBody body = kernel_body_of(*node);
+    const Emitter& emitter = emitter_for(body);
     kinds.push_back(std::string(emitter.kind) + (emitter.anchors_opaque_ops ? "+" : ""));
   }
   EXPECT_THAT(kinds, ::testing::ElementsAre("contraction+", "loop", "reduction", "top_k+"));
