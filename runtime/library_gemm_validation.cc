@@ -101,6 +101,10 @@ class LibraryGemmCheck {
     }
   }
 
+  // The workspace lies in the arena, aligned, and shares no byte with the intermediates the
+  // step passes (it would write them while reading them). Other steps' intermediates and the
+  // other calls' workspaces may share its bytes: the session's step graph orders the steps that
+  // touch the same arena bytes (step_dependencies.h, ArenaSharing::kOrdersSteps).
   void check_workspace() const {
     const int64_t bytes = gemm_.workspace_bytes, offset = gemm_.workspace_offset;
     if (bytes < 0 || bytes > kMaxLibraryWorkspaceBytes) {
@@ -113,21 +117,12 @@ class LibraryGemmCheck {
           "of {} bytes",
           bytes, offset, program_.arena_bytes);
     }
-    const auto overlaps = [&](int64_t begin, int64_t size) {
-      return begin < offset + bytes && offset < begin + size;
-    };
-    for (size_t i = 0; i < program_.buffers.size(); ++i) {
-      const ProgramBuffer& other = program_.buffers[i];
-      if (other.kind == ProgramBuffer::Kind::kIntermediate &&
-          overlaps(other.offset, static_cast<int64_t>(other.type.num_bytes()))) {
-        fail("its workspace shares arena bytes with buffer {} ('{}')", i, other.name);
-      }
-    }
-    for (size_t i = 0; i < program_.steps.size(); ++i) {
-      const ProgramStep& other = program_.steps[i];
-      if (&other == &step_ || !other.library || other.library->workspace_bytes == 0) continue;
-      if (overlaps(other.library->workspace_offset, other.library->workspace_bytes)) {
-        fail("its workspace shares arena bytes with step {}'s", i);
+    for (const int arg : step_.args) {
+      const ProgramBuffer& buffer = program_.buffers[static_cast<size_t>(arg)];
+      if (buffer.kind == ProgramBuffer::Kind::kIntermediate && buffer.offset < offset + bytes &&
+          offset < buffer.offset + static_cast<int64_t>(buffer.type.num_bytes())) {
+        fail("its workspace shares arena bytes with its argument buffer {} ('{}')", arg,
+             buffer.name);
       }
     }
   }

@@ -9,7 +9,8 @@
 //              batch strides >= 0; the last element of each operand (D's extent for C, m for
 //              the bias) inside its buffer
 //   workspace  0 to kMaxLibraryWorkspaceBytes, at an aligned arena offset, inside the arena,
-//              sharing no byte with an intermediate or another step's workspace
+//              sharing no byte with an intermediate the step passes (others may: the step
+//              graph orders the steps that touch the same arena bytes)
 #pragma once
 
 #include <cstdint>

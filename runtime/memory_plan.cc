@@ -134,13 +134,18 @@ MemoryFigures plan_memory(Program& program) {
     }
     arena_bytes = std::max(arena_bytes, buffer.offset + size);
   }
-  // Each library call's workspace above every buffer, apart from the others': calls may run at
-  // once where their steps do.
-  for (ProgramStep& step : program.steps) {
-    if (!step.library || step.library->workspace_bytes == 0) continue;
+  // One workspace for every library call, above the buffers: the calls write it, so the step
+  // graph orders them (step_dependencies.h).
+  int64_t workspace_bytes = 0;
+  for (const ProgramStep& step : program.steps) {
+    if (step.library) workspace_bytes = std::max(workspace_bytes, step.library->workspace_bytes);
+  }
+  if (workspace_bytes > 0) {
     arena_bytes = (arena_bytes + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
-    step.library->workspace_offset = arena_bytes;
-    arena_bytes += step.library->workspace_bytes;
+    for (ProgramStep& step : program.steps) {
+      if (step.library) step.library->workspace_offset = arena_bytes;
+    }
+    arena_bytes += workspace_bytes;
   }
   program.arena_bytes = arena_bytes;
   return memory_figures(program);

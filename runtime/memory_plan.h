@@ -23,8 +23,9 @@
 //              │ └───────────────┘
 //              └───────────────────► step
 //
-//   5. Each library call's workspace (ProgramLibraryGemm) goes above every buffer, apart from the
-//      other calls' (they need it only while they run, but their steps may run at once).
+//   5. The library calls (ProgramLibraryGemm) share one workspace, as large as the largest
+//      call's, above every buffer: each call writes it, so the step graph orders the calls
+//      (step_dependencies.h) and none of them needs bytes of its own.
 //   6. Figures: peak = the arena's size; naive = the sum of all sizes (no reuse); lower bound =
 //      the largest sum of sizes live at one step in program order. No plan can use less (buffers
 //      live at one step are never ordered), but steps running at once keep more apart, so the

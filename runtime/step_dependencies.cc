@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <limits>
 #include <map>
 #include <optional>
 #include <utility>
@@ -18,10 +19,23 @@ int64_t end_byte(const ProgramBuffer& buffer) {
   return buffer.offset + static_cast<int64_t>(buffer.type.num_bytes());
 }
 
+// A library call's workspace, by the memory planner or not yet placed (offset -1).
+bool has_workspace(const ProgramStep& step) {
+  return step.library && step.library->workspace_bytes > 0;
+}
+
 // The memory each buffer stands for, as ids: a buffer's own index, or with arena sharing the
-// pieces of the arena an intermediate covers (the arena cut at every intermediate's first byte
-// and past its last), numbered after the buffers.
-std::vector<std::vector<int>> memory_of_buffers(const Program& program, ArenaSharing sharing) {
+// pieces of the arena an intermediate covers (the arena cut at every intermediate's and library
+// workspace's first byte and past its last), numbered after the buffers; then, per step, the
+// memory of its library call's workspace (none without one): without arena sharing one id, the
+// same for every call (the workspaces are not placed yet, and the planner gives them one), with
+// it the pieces it covers.
+struct MemoryIds {
+  std::vector<std::vector<int>> buffers;
+  std::vector<std::vector<int>> workspaces;
+};
+
+MemoryIds memory_ids(const Program& program, ArenaSharing sharing) {
   const auto shares_arena = [&](const ProgramBuffer& buffer) {
     return sharing == ArenaSharing::kOrdersSteps &&
            buffer.kind == ProgramBuffer::Kind::kIntermediate;
@@ -32,21 +46,42 @@ std::vector<std::vector<int>> memory_of_buffers(const Program& program, ArenaSha
     cuts.push_back(buffer.offset);
     cuts.push_back(end_byte(buffer));
   }
+  if (sharing == ArenaSharing::kOrdersSteps) {
+    for (const ProgramStep& step : program.steps) {
+      if (!has_workspace(step)) continue;
+      cuts.push_back(step.library->workspace_offset);
+      cuts.push_back(step.library->workspace_offset + step.library->workspace_bytes);
+    }
+  }
   std::sort(cuts.begin(), cuts.end());
   cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
   const auto piece = [&](int64_t byte) {
     return static_cast<int>(program.buffers.size()) +
            static_cast<int>(std::lower_bound(cuts.begin(), cuts.end(), byte) - cuts.begin());
   };
-  std::vector<std::vector<int>> memory(program.buffers.size());
+  MemoryIds memory;
+  memory.buffers.resize(program.buffers.size());
   for (size_t i = 0; i < program.buffers.size(); ++i) {
     const ProgramBuffer& buffer = program.buffers[i];
     if (!shares_arena(buffer)) {
-      memory[i] = {static_cast<int>(i)};
+      memory.buffers[i] = {static_cast<int>(i)};
       continue;
     }
     const int end = piece(end_byte(buffer));
-    for (int id = piece(buffer.offset); id < end; ++id) memory[i].push_back(id);
+    for (int id = piece(buffer.offset); id < end; ++id) memory.buffers[i].push_back(id);
+  }
+  memory.workspaces.resize(program.steps.size());
+  const int shared_workspace = piece(std::numeric_limits<int64_t>::max()) + 1;
+  for (size_t s = 0; s < program.steps.size(); ++s) {
+    const ProgramStep& step = program.steps[s];
+    if (!has_workspace(step)) continue;
+    if (sharing != ArenaSharing::kOrdersSteps) {
+      memory.workspaces[s] = {shared_workspace};
+      continue;
+    }
+    const int64_t begin = step.library->workspace_offset;
+    const int end = piece(begin + step.library->workspace_bytes);
+    for (int id = piece(begin); id < end; ++id) memory.workspaces[s].push_back(id);
   }
   return memory;
 }
@@ -151,7 +186,7 @@ int64_t StepGraph::edge_count() const {
 
 StepGraph step_dependencies(const Program& program, ArenaSharing sharing) {
   const size_t steps = program.steps.size();
-  const std::vector<std::vector<int>> memory = memory_of_buffers(program, sharing);
+  const MemoryIds memory = memory_ids(program, sharing);
   std::vector<std::optional<std::vector<int>>> stated_writes;
   for (const ProgramKernel& kernel : program.kernels) {
     stated_writes.push_back(kernel_written_parameters(kernel));
@@ -167,7 +202,7 @@ StepGraph step_dependencies(const Program& program, ArenaSharing sharing) {
     for (size_t position = 0; position < step.args.size(); ++position) {
       const int buffer = step.args[position];
       const auto region = regions[s].find(static_cast<int>(position));
-      for (const int id : memory[buffer]) {
+      for (const int id : memory.buffers[buffer]) {
         Access& access = touched[id];
         if (!written[position]) {
           access.read = true;
@@ -178,6 +213,7 @@ StepGraph step_dependencies(const Program& program, ArenaSharing sharing) {
         }
       }
     }
+    for (const int id : memory.workspaces[s]) touched[id].written = true;
     std::vector<int> hazards;
     for (const auto& [id, access] : touched) {
       access_memory(static_cast<int>(s), access, history[id], hazards);

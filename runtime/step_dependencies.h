@@ -7,7 +7,9 @@
 //
 //   What a step writes: the arguments at the positions its kernel's header states (outputs and
 //   workspace; kernel_header.h). For a kernel that states none, every argument that is an
-//   intermediate or an output (inputs and weights are only read).
+//   intermediate or an output (inputs and weights are only read). A step with a library call
+//   also writes the call's workspace (ProgramLibraryGemm), which every call shares (before the
+//   memory plan places it, one memory for all): the calls are ordered among themselves.
 //   What part of it a step writes: all of it, or where the kernel's header states an output
 //   region for the position (a concat's operand written into its slice of the concat's buffer,
 //   codegen/output_placement.h), that region. Steps writing disjoint regions of one buffer do

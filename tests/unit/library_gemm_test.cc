@@ -16,6 +16,7 @@
 #include "runtime/kernel_header.h"
 #include "runtime/library_gemm_validation.h"
 #include "runtime/memory_plan.h"
+#include "runtime/step_dependencies.h"
 
 namespace kiln::codegen {
 namespace {
@@ -88,6 +89,33 @@ graph @g(%x: f16[2,7,7,256], %w: f16[64,1,1,256], %b: f16[64], %r: f16[2,7,7,64]
   EXPECT_NO_THROW(check_library_gemm(program, 0, written));
 }
 
+// Two projections of one input (BERT's separate Q and K): their kernels may run at once, their
+// cuBLASLt calls share one workspace above the buffers and are ordered by it.
+TEST(LibraryGemm, CallsShareOneWorkspaceAndAreOrderedByIt) {
+  const char* text = R"(
+graph @g(%x: f16[64,32], %q: f16[32,48], %k: f16[32,48]) -> (f16[64,48], f16[64,48]) {
+  %0 = matmul(%x, %q) : f16[64,48] loc("/Q")
+  %1 = matmul(%x, %k) : f16[64,48] loc("/K")
+  return %0, %1
+})";
+  Program program = lower_with_library(text);
+  ASSERT_EQ(program.steps.size(), 2u);
+  ASSERT_TRUE(program.steps[0].library && program.steps[1].library);
+  EXPECT_EQ(step_dependencies(program, ArenaSharing::kIgnored).predecessors[1],
+            std::vector<int>{0});
+  plan_memory(program);
+  EXPECT_EQ(program.steps[0].library->workspace_offset, 0);  // no intermediates
+  EXPECT_EQ(program.steps[1].library->workspace_offset, 0);
+  EXPECT_EQ(program.arena_bytes, kLibraryGemmWorkspaceBytes);
+  EXPECT_EQ(step_dependencies(program, ArenaSharing::kOrdersSteps).predecessors[1],
+            std::vector<int>{0});
+  // Kiln's own kernels alone run at once.
+  CodegenOptions options;
+  options.target = target_for_arch("sm_90a");
+  const Program own = lower_graph(*parse_graph(text), options);
+  EXPECT_TRUE(step_dependencies(own, ArenaSharing::kIgnored).predecessors[1].empty());
+}
+
 // Validation (runtime/library_gemm_validation.h): each element cuBLASLt may touch lies in the
 // step's buffers, D is what the kernel writes, the workspace is the call's own.
 TEST(LibraryGemm, ValidationNamesWhatIsWrong) {
@@ -125,6 +153,31 @@ graph @g(%a: f16[3,40,24], %b: f16[3,24,16]) -> (f16[3,40,16]) {
                 std::to_string(good.steps[0].library->workspace_offset + 16) +
                 " is not an aligned part of the arena of " + std::to_string(good.arena_bytes) +
                 " bytes");
+}
+
+// A workspace may share bytes with other steps' intermediates (the step graph orders them), not
+// with an intermediate its own step passes.
+TEST(LibraryGemm, AWorkspaceAvoidsItsOwnStepsIntermediates) {
+  Program program = lower_with_library(R"(
+graph @g(%a: f16[3,40,24], %b: f16[3,24,16]) -> (f16[3,40,16]) {
+  %r = relu(%a) : f16[3,40,24]
+  %m = matmul(%r, %b) : f16[3,40,16]
+  return %m
+})");
+  plan_memory(program);
+  ASSERT_EQ(program.steps.size(), 2u);
+  const std::vector<int> written = *kernel_written_parameters(program.kernels[1]);
+  EXPECT_NO_THROW(check_library_gemm(program, 1, written));
+  program.steps[1].library->workspace_offset = 0;  // where relu's result lies
+  try {
+    check_library_gemm(program, 1, written);
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("its workspace shares arena bytes with its argument "
+                                         "buffer"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 // Both operands batched: strided batches; B row-major (cuBLASLt's A as it lies).
