@@ -10,7 +10,10 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
+#include "codegen/contraction_emitter.h"
+#include "codegen/contraction_view.h"
 #include "codegen/emitter_table.h"
 #include "codegen/kernel_body.h"
 #include "codegen/kernel_spec.h"
@@ -59,7 +62,7 @@ class Lowering {
     }
     for (const auto& [source, destination] : copies_) {
       const KernelBody body = copy_kernel_body(source);
-      add_step(body, kernels_of(body), {{source, buffer_for(source)}}, {destination});
+      add_step(body, *kernels_of(body), {{source, buffer_for(source)}}, {destination});
     }
     if (!unsupported_.empty()) {
       if (!options_.skip_unsupported) {
@@ -173,7 +176,13 @@ class Lowering {
     std::vector<int> outputs;
     for (const Value* result : node.results()) outputs.push_back(buffer_for(result));
     try {
-      add_step(body, kernels_of(body), inputs, outputs);
+      if (std::optional<std::vector<KernelSpec>> kernels = kernels_of(body, &node)) {
+        add_step(body, std::move(*kernels), inputs, outputs);
+      } else {
+        const size_t first_step = program_.steps.size();
+        lower_unfused(node);
+        tactic_uses_.back().step_count = static_cast<int>(program_.steps.size() - first_step);
+      }
     } catch (const UnsupportedError& error) {
       const std::string prefix = node.body() ? node.describe() + ": " : "";
       unsupported_.push_back(prefix + error.what());
@@ -196,13 +205,23 @@ class Lowering {
     }
   }
 
-  // The kernels of `body`, computed the way choose_tactic picks where there are several ways,
-  // which the report then lists with the steps they are about to take.
-  std::vector<KernelSpec> kernels_of(const KernelBody& body) {
+  // The kernels of `body` (of `fusion`, where it is one), computed the way choose_tactic picks
+  // where there are several ways, which the report then lists with the steps they are about to
+  // take; nullopt where it picks kUnfusedTactic (the caller lowers the fusion op by op and sets
+  // the report's step count). Without choose_tactic, or with `heuristic_only`, the heuristic's.
+  std::optional<std::vector<KernelSpec>> kernels_of(const KernelBody& body,
+                                                    const Node* fusion = nullptr,
+                                                    bool heuristic_only = false) {
     std::vector<KernelSpec> kernels = emit_kernels(body, options_.target);
+    if (heuristic_only) return kernels;
     std::vector<std::string> tactics = kernel_tactics(body, options_.target);
     if (!options_.library_tactics && !tactics.empty() && tactics.back() == kLibraryGemmTactic) {
       tactics.pop_back();  // always the last, so the others keep their indices
+    }
+    const size_t fused_tactics = tactics.size();
+    if (fusion && unfused_applies(*fusion, body)) {
+      if (tactics.empty()) tactics.push_back("fused");
+      tactics.push_back(kUnfusedTactic);
     }
     if (tactics.size() < 2) return kernels;
     TacticSite site;
@@ -217,10 +236,56 @@ class Lowering {
       throw InternalError("lowering: tactic " + std::to_string(tactic) + " of " + site.label +
                           ", which has " + std::to_string(site.tactics.size()));
     }
-    if (tactic != 0) kernels = emit_kernels(body, options_.target, tactic);
+    const bool unfused = static_cast<size_t>(tactic) >= std::max<size_t>(fused_tactics, 1);
+    if (!unfused && tactic != 0) kernels = emit_kernels(body, options_.target, tactic);
     tactic_uses_.push_back({std::move(site), tactic, static_cast<int>(program_.steps.size()),
                             static_cast<int>(kernels.size())});
+    if (unfused) return std::nullopt;
     return kernels;
+  }
+
+  // Whether `fusion`'s body may also be lowered op by op (kUnfusedTactic): a contraction with
+  // other ops fused around it, each of which lowering takes alone (elementwise, broadcast or
+  // injective ops: loop kernels), its outputs computed in it and none placed into a concat.
+  static bool unfused_applies(const Node& fusion, const KernelBody& body) {
+    if (!fusion.body() || !is_contraction_body(body) || !body.placements.empty()) return false;
+    int computing = 0;
+    for (const Node* node : body.nodes) {
+      if (is_view_op(*node)) continue;
+      ++computing;
+      const OpCategory category = node->info().category;
+      const bool anchor = node == contraction_anchor(body);
+      if (!anchor && category != OpCategory::kElementwise && category != OpCategory::kBroadcast &&
+          category != OpCategory::kInjective) {
+        return false;
+      }
+    }
+    for (const Value* output : body.outputs) {
+      if (!viewed_value(output)->producer()) return false;  // a body input passed through
+    }
+    return computing >= 2;
+  }
+
+  // `fusion`'s body op by op (kUnfusedTactic): its inputs are the fusion's operands' buffers,
+  // its outputs the fusion's results', the values between its ops intermediates of their own;
+  // each op a kernel of the heuristic's tactic.
+  void lower_unfused(const Node& fusion) {
+    const Graph& body = *fusion.body();
+    for (size_t k = 0; k < body.inputs().size(); ++k) {
+      buffer_of_[body.inputs()[k]] = buffer_for(fusion.operand(k));
+    }
+    for (size_t k = 0; k < body.outputs().size(); ++k) {
+      buffer_of_[viewed_value(body.outputs()[k])] = buffer_for(fusion.result(k));
+    }
+    for (const Node* node : body.nodes()) {
+      if (is_view_op(*node)) continue;
+      const KernelBody op = kernel_body_of(*node);
+      std::map<const Value*, int> inputs;
+      for (const Value* input : op.inputs) inputs[input] = buffer_for(input);
+      std::vector<int> outputs;
+      for (const Value* result : node->results()) outputs.push_back(buffer_for(result));
+      add_step(op, *kernels_of(op, nullptr, /*heuristic_only=*/true), inputs, outputs);
+    }
   }
 
   // Launches `kernels` (of `body`) with its inputs' and outputs' buffers.

@@ -8,6 +8,14 @@
 
 namespace kiln::codegen {
 
+// The tactic of an epilogue fusion (a contraction with the ops fused around it) that lowers its
+// body op by op, each a kernel of its own as the unfused pipeline would give it, the values
+// between them in intermediates: measurement keeps fusion honest, taking it where the fused
+// kernel runs slower than the kernels it replaces (codegen/lower.cc, kiln/autotune.h). Always
+// the site's last tactic; the fused kernel's tactics come first ("fused" alone where its emitter
+// has one way).
+inline constexpr const char* kUnfusedTactic = "unfused";
+
 struct TacticSite {
   // The heuristic's kernels' code hashed with the tactics' names: nodes of equal keys compute
   // the same problem (shape, dtypes, layouts, prologue and epilogue) with the same choices.

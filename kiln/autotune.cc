@@ -186,10 +186,11 @@ constexpr size_t kMaxLoweringThreads = 4;
 
 // Lowers rounds 1.. (round 0 is lowered) on up to kMaxLoweringThreads threads (fewer where
 // CodegenOptions::threads or the machine's cores say so): lowering reads the graph, and the
-// sites' lookups are locked. A round whose weights are round 0's bytes drops its copy. When
-// rounds fail, the lowest one's error is rethrown once every thread has stopped.
-void lower_rounds(const Graph& fused_graph, const codegen::CodegenOptions& codegen, Sites& sites,
-                  std::vector<Round>& rounds) {
+// sites' lookups are locked. A round whose weights are round 0's bytes drops its copy. Returns
+// per round what its lowering threw (its program left empty), for measurement to leave it out.
+std::vector<std::exception_ptr> lower_rounds(const Graph& fused_graph,
+                                             const codegen::CodegenOptions& codegen, Sites& sites,
+                                             std::vector<Round>& rounds) {
   std::vector<std::exception_ptr> errors(rounds.size());
   std::atomic<size_t> next{1};
   const auto lower_next_rounds = [&] {
@@ -214,9 +215,7 @@ void lower_rounds(const Graph& fused_graph, const codegen::CodegenOptions& codeg
     for (size_t k = 1; k < threads; ++k) helpers.emplace_back(lower_next_rounds);
     lower_next_rounds();
   }  // the helpers join here
-  for (const std::exception_ptr& error : errors) {
-    if (error) std::rethrow_exception(error);
-  }
+  return errors;
 }
 
 // Lowers rounds 1.. (round 0 is lowered), compiles all on another thread and measures each as
@@ -228,7 +227,8 @@ std::optional<Program> measure_rounds(const Graph& fused_graph,
                                       std::vector<Round>& rounds, AutotuneReport& report) {
   const int round_count = static_cast<int>(rounds.size());
   const auto lowering_start = std::chrono::steady_clock::now();
-  lower_rounds(fused_graph, codegen, sites, rounds);
+  const std::vector<std::exception_ptr> lowering_errors =
+      lower_rounds(fused_graph, codegen, sites, rounds);
   report.lower_seconds = seconds_since(lowering_start);
 
   // Every round's kernels compile on one pool of threads (a kernel the rounds share once, round
@@ -257,6 +257,12 @@ std::optional<Program> measure_rounds(const Graph& fused_graph,
 
   std::vector<Tensor> reference;
   for (int round = 0; round < round_count; ++round) {
+    if (const std::exception_ptr error = lowering_errors[static_cast<size_t>(round)]) {
+      report.warnings.push_back(fmt::format("tactic {} of {} left out: it failed to lower: {}",
+                                            round + 1, changed_sites(sites.all(), round),
+                                            message_of(error)));
+      continue;
+    }
     const auto waiting = std::chrono::steady_clock::now();
     const std::exception_ptr compile_error = compiled.wait(static_cast<size_t>(round));
     report.wait_seconds += seconds_since(waiting);
@@ -462,6 +468,29 @@ double relative_error(const Tensor& got, const Tensor& want) {
   }
   if (difference == 0) return 0;
   return magnitude > 0 ? std::sqrt(difference / magnitude) : kInfinity;
+}
+
+std::vector<std::string> unfused_notes(const AutotuneReport& report) {
+  std::vector<std::string> notes;
+  for (const TunedSite& site : report.sites) {
+    const auto chosen = static_cast<size_t>(site.chosen);
+    if (site.tactics[chosen] != codegen::kUnfusedTactic) continue;
+    double fused_ms = -1;
+    for (size_t t = 0; t < site.tactics.size(); ++t) {
+      if (t != chosen && site.ms[t] >= 0 && (fused_ms < 0 || site.ms[t] < fused_ms)) {
+        fused_ms = site.ms[t];
+      }
+    }
+    const std::string nodes = fmt::format("{} node{}", site.nodes, site.nodes == 1 ? "" : "s");
+    notes.push_back(
+        site.ms[chosen] >= 0 && fused_ms >= 0
+            ? fmt::format("fuse-kernels: {} ({}): unfused by measurement: its ops as kernels of "
+                          "their own took {:.4f} ms, the fused kernel {:.4f} ms at best",
+                          site.label, nodes, site.ms[chosen], fused_ms)
+            : fmt::format("fuse-kernels: {} ({}): unfused ({})", site.label, nodes,
+                          site.from_cache ? "the tactic cache's choice" : "--tactic"));
+  }
+  return notes;
 }
 
 }  // namespace kiln

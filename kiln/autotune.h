@@ -111,6 +111,11 @@ struct AutotuneHooks {
 Program lower_autotuned(const Graph& fused_graph, codegen::CodegenOptions codegen,
                         const AutotuneHooks& hooks, AutotuneReport& report);
 
+// A line per problem whose fusion was undone (codegen::kUnfusedTactic chosen), for
+// --explain-fusion: "fuse-kernels: <label> (N nodes): unfused by measurement: its ops as kernels
+// of their own took A ms, the fused kernel B ms at best", or saying the cache or --tactic chose it.
+std::vector<std::string> unfused_notes(const AutotuneReport& report);
+
 // Inputs for timing a program: floats uniform in [-1, 1) from a fixed seed, integers and
 // booleans zero (a valid index for any gather and an unmasked-or-masked-alike mask).
 std::vector<Tensor> tuning_inputs(const Program& program);

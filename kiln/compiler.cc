@@ -253,6 +253,9 @@ CompiledModel compile_with(const Graph& fused_graph, CodegenResolution& resoluti
     compiled.refusals = std::move(views.refusals);
     compiled.concat_views = static_cast<int>(views.concats.size());
   }
+  for (std::string& note : unfused_notes(compiled.autotune)) {
+    compiled.refusals.push_back(std::move(note));
+  }
   return compiled;
 }
 

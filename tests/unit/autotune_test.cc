@@ -310,6 +310,45 @@ TEST(Autotune, RoundsLoweredAtOnceMatchRoundsLoweredInTurn) {
   EXPECT_EQ(times_by_threads[1], times_by_threads[0]);
 }
 
+// Measurement keeps fusion honest: where an epilogue fusion's kernel runs slower than its ops
+// as kernels of their own (here the stand-in gives every fused kernel 5 ms, every other 1 ms),
+// the unfused tactic is taken, and --explain-fusion's note says so with both times.
+TEST(Autotune, AFusionSlowerThanItsOpsIsUndone) {
+  const std::string cache = testing_support::fresh_temp_path("tactics_unfused", true).string();
+  AutotuneHooks hooks = stand_in_hooks(cache);
+  hooks.measure = [](const Program& program) {
+    ProgramTimes times = stand_in_measure(program);
+    for (size_t s = 0; s < program.steps.size(); ++s) {
+      const std::string& kernel = program.kernels[program.steps[s].kernel].name;
+      times.step_ms[s] = kernel.starts_with("epilogue_") ? 5.0f : 1.0f;
+    }
+    return times;
+  };
+  const std::unique_ptr<Graph> graph = parse_graph(R"(
+graph @g(%a: f16[512,256], %b: f16[256,256]) -> (f16[512,256]) {
+  %y = fusion.epilogue(%a, %b) {
+    ^(%p: f16[512,256], %q: f16[256,256]):
+    %m = matmul(%p, %q) : f16[512,256] loc("/MatMul")
+    %r = relu(%m) : f16[512,256] loc("/Relu")
+    yield %r
+  } : (f16[512,256]) loc("/MatMul", "/Relu")
+  return %y
+})");
+  AutotuneReport report;
+  const Program program = lower_autotuned(
+      *graph, codegen::CodegenOptions::for_target(target_for_arch("sm_90a")), hooks, report);
+  ASSERT_EQ(report.sites.size(), 1u);
+  const TunedSite& site = report.sites[0];
+  EXPECT_EQ(site.tactics.back(), codegen::kUnfusedTactic);
+  EXPECT_EQ(site.tactics.at(static_cast<size_t>(site.chosen)), codegen::kUnfusedTactic);
+  EXPECT_EQ(site.ms.back(), 2.0);  // the matmul's kernel and the relu's
+  EXPECT_EQ(program.steps.size(), 2u);
+  EXPECT_EQ(unfused_notes(report),
+            std::vector<std::string>{"fuse-kernels: /MatMul (1 node): unfused by measurement: "
+                                     "its ops as kernels of their own took 2.0000 ms, the fused "
+                                     "kernel 5.0000 ms at best"});
+}
+
 TEST(Autotune, RelativeErrorIsAnL2RatioAndExactForIntegers) {
   const Tensor want = Tensor::from_vector<float>(DType::kF32, {2}, {3.0f, 4.0f});
   const Tensor got = Tensor::from_vector<float>(DType::kF32, {2}, {3.0f, 4.05f});
