@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <set>
 
 #include "codegen/contraction_emitter.h"
 #include "codegen/contraction_view.h"
@@ -246,7 +247,8 @@ class Lowering {
 
   // Whether `fusion`'s body may also be lowered op by op (kUnfusedTactic): a contraction with
   // other ops fused around it, each of which lowering takes alone (elementwise, broadcast or
-  // injective ops: loop kernels), its outputs computed in it and none placed into a concat.
+  // injective ops: loop kernels), its outputs computed in it, each of its own, none placed into a
+  // concat.
   static bool unfused_applies(const Node& fusion, const KernelBody& body) {
     if (!fusion.body() || !is_contraction_body(body) || !body.placements.empty()) return false;
     int computing = 0;
@@ -260,8 +262,12 @@ class Lowering {
         return false;
       }
     }
+    // Each output an op's result of its own: not a body input passed through, not one value
+    // two outputs view (it can be written to one buffer only).
+    std::set<const Value*> held;
     for (const Value* output : body.outputs) {
-      if (!viewed_value(output)->producer()) return false;  // a body input passed through
+      const Value* value = viewed_value(output);
+      if (!value->producer() || !held.insert(value).second) return false;
     }
     return computing >= 2;
   }

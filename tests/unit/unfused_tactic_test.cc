@@ -79,6 +79,27 @@ TEST(UnfusedTactic, LowersTheBodyOpByOp) {
             std::vector<std::string>{"/Relu"});
 }
 
+// Two outputs showing one value (the ReLU's result, and a reshape of it) would need one buffer
+// written twice: the fusion is not offered the tactic.
+TEST(UnfusedTactic, NotWhereTwoOutputsShowOneValue) {
+  std::vector<std::vector<std::string>> sites;
+  lower_choosing(R"(
+graph @g(%a: f16[64,32], %b: f16[32,16]) -> (f16[64,16], f16[1024]) {
+  %y, %z = fusion.epilogue(%a, %b) {
+    ^(%p: f16[64,32], %q: f16[32,16]):
+    %m = matmul(%p, %q) : f16[64,16]
+    %r = relu(%m) : f16[64,16]
+    %f = reshape(%r) {shape=[1024]} : f16[1024]
+    yield %r, %f
+  } : (f16[64,16], f16[1024])
+  return %y, %z
+})",
+                 kUnfusedTactic, sites, nullptr);
+  for (const std::vector<std::string>& tactics : sites) {
+    EXPECT_EQ(std::find(tactics.begin(), tactics.end(), kUnfusedTactic), tactics.end());
+  }
+}
+
 TEST(UnfusedTactic, OnlyForContractionsWithOpsAroundThem) {
   std::vector<std::vector<std::string>> sites;
   // A loop fusion (no contraction) and a lone matmul: neither has the tactic.
