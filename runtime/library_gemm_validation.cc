@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <string>
 
 #include "ir/error.h"
@@ -56,6 +57,15 @@ class LibraryGemmCheck {
                                       {"B", gemm_.batch_stride_b},
                                       {"D", gemm_.batch_stride_d}}) {
       if (value < 0) fail("{}'s batch stride is {}", name, value);
+    }
+    if (gemm_.batch > std::numeric_limits<int32_t>::max()) {
+      fail("a batch of {} (cuBLASLt counts it in 32 bits)", gemm_.batch);
+    }
+    // Each of D's matrices its own elements: batches written over each other would race.
+    if (gemm_.batch > 1 && static_cast<__int128>(gemm_.batch_stride_d) <
+                               static_cast<__int128>(gemm_.ldd) * (gemm_.n - 1) + gemm_.m) {
+      fail("D's matrices overlap (batch stride {} for {} columns of leading dimension {})",
+           gemm_.batch_stride_d, gemm_.n, gemm_.ldd);
     }
     // A is stored m × k (k × m transposed), B k × n (n × k transposed), D and C m × n.
     check_extent("A", gemm_.a, gemm_.transpose_a ? gemm_.k : gemm_.m,

@@ -5,9 +5,9 @@
 //   operands   positions among the step's arguments (C and bias: -1 or one); D among the
 //              parameters the kernel writes, A, B, C and bias not; A and B f16 or both bf16, D
 //              and C of A's type, bias f16, bf16 or f32
-//   sizes      m, n, k, batch >= 1; leading dimensions at least the stored matrices' rows;
-//              batch strides >= 0; the last element of each operand (D's extent for C, m for
-//              the bias) inside its buffer
+//   sizes      m, n, k, batch >= 1 (batch within 32 bits); leading dimensions at least the
+//              stored matrices' rows; batch strides >= 0, D's matrices apart; the last element
+//              of each operand (D's extent for C, m for the bias) inside its buffer
 //   workspace  0 to kMaxLibraryWorkspaceBytes, at an aligned arena offset, inside the arena,
 //              sharing no byte with an intermediate the step passes (others may: the step
 //              graph orders the steps that touch the same arena bytes)

@@ -148,6 +148,8 @@ graph @g(%a: f16[3,40,24], %b: f16[3,24,16]) -> (f16[3,40,16]) {
   EXPECT_EQ(error([](auto& call) { call.ldd = 8; }),
             "D's leading dimension 8 is below its 16 rows");
   EXPECT_EQ(error([](auto& call) { call.k = 0; }), "k is 0");
+  EXPECT_EQ(error([](auto& call) { call.batch_stride_d = 16; }),
+            "D's matrices overlap (batch stride 16 for 40 columns of leading dimension 16)");
   EXPECT_EQ(error([](auto& call) { call.workspace_offset += 16; }),
             "its workspace of 4194304 bytes at arena offset " +
                 std::to_string(good.steps[0].library->workspace_offset + 16) +
