@@ -10,6 +10,7 @@
 #include "runtime/device_memory_fit.h"
 #include "runtime/kernel_header.h"
 #include "runtime/kernel_image.h"
+#include "runtime/session.h"
 
 namespace kiln {
 namespace {
@@ -174,7 +175,7 @@ void plan_library_calls(LoadedProgram& loaded) {
     loaded.library_plans[i] = LibraryGemmPlan::create(
         call, type_at(call.a), call.bias >= 0 ? type_at(call.bias) : type_at(call.a), why);
     loaded.library_notes[i] = loaded.library_plans[i] ? loaded.library_plans[i]->description()
-                                                      : "its kernel, in place of cuBLASLt: " + why;
+                                                      : std::string(kLibraryFallbackNote) + why;
   }
 }
 

@@ -6,12 +6,11 @@
 namespace kiln::tools {
 
 std::string library_fallback_note(const Session& session) {
-  const std::string prefix = "its kernel, in place of cuBLASLt: ";
   int count = 0;
   std::string why;
   for (const std::string& note : session.library_notes()) {
-    if (!note.starts_with(prefix)) continue;
-    if (count++ == 0) why = note.substr(prefix.size());
+    if (!note.starts_with(kLibraryFallbackNote)) continue;
+    if (count++ == 0) why = note.substr(kLibraryFallbackNote.size());
     // Each step's reason is usually the same (the library is missing); the first stands for all.
   }
   if (count == 0) return "";

@@ -349,6 +349,35 @@ graph @g(%a: f16[512,256], %b: f16[256,256]) -> (f16[512,256]) {
                                      "kernel 5.0000 ms at best"});
 }
 
+// A library call that could not run on the tuning GPU (its kernel stood in) is timed as infinite
+// by the driver's measure hook: its tactic is never taken, however fast the stand-in ran.
+TEST(Autotune, ALibraryCallThatStoodInIsNeverTaken) {
+  const std::string cache = testing_support::fresh_temp_path("tactics_stood_in", true).string();
+  AutotuneHooks hooks = stand_in_hooks(cache);
+  hooks.measure = [](const Program& program) {
+    ProgramTimes times = stand_in_measure(program);
+    for (size_t s = 0; s < program.steps.size(); ++s) {
+      times.step_ms[s] = program.steps[s].library ? std::numeric_limits<float>::infinity() : 3.0f;
+    }
+    return times;
+  };
+  const std::unique_ptr<Graph> graph = parse_graph(R"(
+graph @g(%a: f16[512,256], %b: f16[256,256]) -> (f16[512,256]) {
+  %m = matmul(%a, %b) : f16[512,256] loc("/MatMul")
+  return %m
+})");
+  AutotuneReport report;
+  const Program program = lower_autotuned(
+      *graph, codegen::CodegenOptions::for_target(target_for_arch("sm_90a")), hooks, report);
+  ASSERT_EQ(report.sites.size(), 1u);
+  const TunedSite& site = report.sites[0];
+  ASSERT_EQ(site.tactics.back(), "cuBLASLt");
+  EXPECT_TRUE(std::isinf(site.ms.back()));
+  EXPECT_EQ(site.chosen, 0);  // every other tactic ties at 3 ms: the heuristic's stays
+  ASSERT_EQ(program.steps.size(), 1u);
+  EXPECT_FALSE(program.steps[0].library);
+}
+
 TEST(Autotune, RelativeErrorIsAnL2RatioAndExactForIntegers) {
   const Tensor want = Tensor::from_vector<float>(DType::kF32, {2}, {3.0f, 4.0f});
   const Tensor got = Tensor::from_vector<float>(DType::kF32, {2}, {3.0f, 4.05f});
