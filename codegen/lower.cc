@@ -18,6 +18,7 @@
 #include "codegen/emitter_table.h"
 #include "codegen/kernel_body.h"
 #include "codegen/kernel_spec.h"
+#include "codegen/library_gemm.h"
 #include "codegen/output_placement.h"
 #include "codegen/sha256.h"
 #include "ir/error.h"
@@ -226,6 +227,12 @@ class Lowering {
     }
     if (tactics.size() < 2) return kernels;
     TacticSite site;
+    if (options_.library_tactics &&
+        std::find(tactics.begin(), tactics.end(), kLibraryGemmTactic) == tactics.end()) {
+      if (std::string why = library_refusal(body); !why.empty()) {
+        site.notes.push_back("cuBLASLt not offered: " + why);
+      }
+    }
     std::string codes;
     for (const std::string& tactic : tactics) codes += tactic + "\n";
     for (const KernelSpec& spec : kernels) codes += kernel_code(spec, "");
@@ -243,6 +250,18 @@ class Lowering {
                             static_cast<int>(kernels.size())});
     if (unfused) return std::nullopt;
     return kernels;
+  }
+
+  // Why a contraction body has no cuBLASLt tactic (library_gemm.h), or "" (not a contraction,
+  // or cuBLASLt would take it but no tactic of one kernel can stand in for it).
+  static std::string library_refusal(const KernelBody& body) {
+    const Node* anchor = contraction_anchor(body);
+    if (!anchor) return "";
+    try {
+      return library_gemm_of(body, *anchor, *contraction_view_of(*anchor)).refusal;
+    } catch (const UnsupportedError&) {
+      return "";  // a contraction no view describes: its emitter says so
+    }
   }
 
   // Whether `fusion`'s body may also be lowered op by op (kUnfusedTactic): a contraction with

@@ -22,6 +22,9 @@ struct TacticSite {
   std::string key;
   std::vector<std::string> tactics;  // names ("wgmma 128x192 4 stages"), the heuristic's first
   std::string label;                 // for people: the node's first ONNX node, or its kernel
+  // For people: why a tactic a user may look for is not among them ("cuBLASLt not offered: gelu
+  // in the epilogue (...)"; kiln compile --explain-tactics).
+  std::vector<std::string> notes;
 };
 
 // Where lowering placed a site's kernels: the tactic it took and its steps in the Program.

@@ -47,6 +47,7 @@ class Sites {
       KeyState state;
       state.site.label = site.label;
       state.site.tactics = site.tactics;
+      state.site.notes = site.notes;
       state.site.ms.assign(site.tactics.size(), -1);
       state.cache_key = codegen::sha256_hex("kiln tactic v1\n" + site.key + "\n" + identity_);
       read_cache(state);

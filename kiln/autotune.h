@@ -60,6 +60,7 @@ struct TunedSite {
   int chosen = 0;
   int nodes = 0;
   bool from_cache = false;  // chosen by the cache (ms not measured this time)
+  std::vector<std::string> notes;  // codegen::TacticSite::notes
 };
 
 struct AutotuneReport {

@@ -145,7 +145,8 @@ void record_unmeasured(const codegen::TacticSite& site, int chosen,
     report.sites.push_back({.label = site.label,
                             .tactics = site.tactics,
                             .ms = std::vector<double>(site.tactics.size(), -1.0),
-                            .chosen = chosen});
+                            .chosen = chosen,
+                            .notes = site.notes});
   }
   ++report.sites[it->second].nodes;
 }

@@ -185,6 +185,7 @@ nlohmann::json tactics_json(const AutotuneReport& report) {
                      {"tactics", site.tactics},
                      {"ms", site.ms},
                      {"chosen", site.tactics[static_cast<size_t>(site.chosen)]},
+                     {"notes", site.notes},
                      {"from_cache", site.from_cache}});
   }
   return {{"summary", tactic_summary(report)}, {"seconds", report.seconds}, {"sites", sites}};

@@ -72,6 +72,7 @@ std::string tactic_table(const AutotuneReport& report) {
       text += fmt::format("  {} {:<34} {}{}\n", static_cast<int>(t) == site.chosen ? "*" : " ",
                           site.tactics[t], time, t == 0 ? "  (heuristic)" : "");
     }
+    for (const std::string& note : site.notes) text += "    (" + note + ")\n";
   }
   return text;
 }
