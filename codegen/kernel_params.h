@@ -36,6 +36,11 @@ class KernelParams {
   // Throws InternalError for a value that is neither.
   const std::string& read(const Value* value);
   bool is_input(const Value* value) const { return input_index_.count(value) != 0; }
+  // Whether the kernel reads `value` from a buffer as it lies: a declared input, or a constant of
+  // more than one element (a weight; a one-element constant is compiled in as a literal).
+  bool reads_buffer(const Value* value) const {
+    return is_input(value) || (value->is_constant() && value->type().num_elements() > 1);
+  }
   // Declares an output parameter writing `value`; each call adds one. Returns the name its
   // elements are written through: the parameter, or for a placed output its kiln_placed view.
   const std::string& add_output(const Value* value,

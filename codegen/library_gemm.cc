@@ -6,22 +6,22 @@
 #include <algorithm>
 
 #include "codegen/contraction_view.h"
+#include "codegen/kernel_params.h"
 #include "ir/dtype.h"
+#include "ir/fusion.h"
 
 namespace kiln::codegen {
 namespace {
 
-// The buffer the call reads `value` from: a body input, or a weight (a constant the kernel
-// reads from the weights rather than inlining it), through reshapes computed in the body (they
-// keep the elements' order); null where the kernel computes it.
-const Value* buffer_value(const KernelBody& body, const Value* value) {
-  while (value->producer() && value->producer()->op() == "reshape" &&
+// The buffer the call reads `value` from (KernelParams::reads_buffer: a body input or a weight),
+// through views computed in the body (reshapes keep the elements' order); null where the kernel
+// computes it.
+const Value* buffer_value(const KernelBody& body, const KernelParams& params, const Value* value) {
+  while (value->producer() && is_view_op(*value->producer()) &&
          std::find(body.nodes.begin(), body.nodes.end(), value->producer()) != body.nodes.end()) {
     value = value->producer()->operand(0);
   }
-  if (value->is_constant()) return value->type().num_elements() > 1 ? value : nullptr;
-  return std::find(body.inputs.begin(), body.inputs.end(), value) != body.inputs.end() ? value
-                                                                                       : nullptr;
+  return params.reads_buffer(value) ? value : nullptr;
 }
 
 // One value per column of a result of `result_rank` dims: [cols], [1, cols], [1, 1, cols], ...
@@ -35,7 +35,9 @@ bool is_per_column(const Value* value, size_t result_rank, int64_t cols) {
 class Matcher {
  public:
   Matcher(const KernelBody& body, const Node& anchor, const ContractionView& view)
-      : body_(body), anchor_(anchor), view_(view), type_(anchor.result()->type()) {}
+      : body_(body), anchor_(anchor), view_(view), type_(anchor.result()->type()) {
+    for (const Value* input : body.inputs) params_.add_input(input);
+  }
 
   LibraryGemmMatch run() {
     LibraryGemmMatch match;
@@ -63,8 +65,8 @@ class Matcher {
     if (a->type().dtype != type_.dtype || b->type().dtype != type_.dtype) {
       return "operands of another type than the result";
     }
-    const Value* a_buffer = buffer_value(body_, a);
-    const Value* b_buffer = buffer_value(body_, b);
+    const Value* a_buffer = buffer_value(body_, params_, a);
+    const Value* b_buffer = buffer_value(body_, params_, b);
     if (!a_buffer || !b_buffer) return "an operand computed in the kernel (a prologue)";
     const std::optional<OperandStrides> a_strides = view_.a_strides();
     const std::optional<OperandStrides> b_strides = view_.b_strides();
@@ -146,7 +148,7 @@ class Matcher {
         after_anchor = true;
         continue;
       }
-      if (node->op() == "reshape") {
+      if (is_view_op(*node)) {
         if (node->operand(0) == current) current = node->result();
         continue;
       }
@@ -190,7 +192,7 @@ class Matcher {
     if (c->type().dtype != type_.dtype || c->type().num_elements() != type_.num_elements()) {
       return "an added tensor of another type or size than the result";
     }
-    gemm_.c = buffer_value(body_, c);
+    gemm_.c = buffer_value(body_, params_, c);
     if (!gemm_.c) return "an added tensor computed in the kernel";
     return "";
   }
@@ -201,7 +203,7 @@ class Matcher {
     if (!is_16_bit_float(dtype) && dtype != DType::kF32) {
       return fmt::format("a {} bias", dtype_name(dtype));
     }
-    gemm_.bias = buffer_value(body_, bias);
+    gemm_.bias = buffer_value(body_, params_, bias);
     if (!gemm_.bias) return "a bias computed in the kernel";
     return "";
   }
@@ -210,6 +212,7 @@ class Matcher {
   const Node& anchor_;
   const ContractionView& view_;
   const TensorType& type_;
+  KernelParams params_;  // the body's inputs, as a kernel of it declares them
   LibraryGemm gemm_;
 };
 

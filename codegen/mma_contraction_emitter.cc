@@ -530,9 +530,7 @@ class MmaKernelWriter {
 
 int async_vector_width(const KernelParams& params, const Value* operand, int64_t run,
                        int element_bytes) {
-  const bool buffer = params.is_input(operand) ||
-                      (operand->is_constant() && operand->type().num_elements() > 1);
-  if (!buffer) return 0;
+  if (!params.reads_buffer(operand)) return 0;
   for (int bytes : {16, 8, 4}) {
     const int width = bytes / element_bytes;
     if (width >= 2 && run % width == 0) return width;

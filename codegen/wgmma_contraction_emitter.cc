@@ -1046,9 +1046,10 @@ std::pair<bool, bool> tma_operands(const KernelBody& body, const ContractionView
               (a_as_it_lies && operand_tensor_map(view, tiling, true, !view.a_contiguous_along_m(),
                                                   tiling.block_m, view.a_strides())
                                    .has_value()),
-          operand_tensor_map(view, tiling, false, view.b_contiguous_along_k(), tiling.block_n,
-                             view.b_strides())
-              .has_value()};
+          params.reads_buffer(view.b_operand()) &&
+              operand_tensor_map(view, tiling, false, view.b_contiguous_along_k(), tiling.block_n,
+                                 view.b_strides())
+                  .has_value()};
 }
 
 }  // namespace
@@ -1088,14 +1089,13 @@ bool wgmma_cluster_applies(const KernelBody& body, const Node& anchor, const Con
 
 bool wgmma_swapped_applies(const KernelBody& body, const Node& anchor, ContractionView& base,
                            const WgmmaTiling& tiling) {
-  // Both operands must be buffers: a view computed in the body (ViT's out-projection reads the
-  // attention's output reshaped) has strides but no buffer of its own to copy by TMA.
-  const auto is_buffer = [&](const Value* value) {
-    return value->is_constant() ||
-           std::find(body.inputs.begin(), body.inputs.end(), value) != body.inputs.end();
-  };
+  // The swapped kernel's A (the base's B) is read as it lies; its B (the base's A) must be a
+  // buffer too, which tma_operands asks: a view computed in the body (ViT's out-projection reads
+  // the attention's output reshaped) has strides but no buffer of its own to copy by TMA.
+  KernelParams params;
+  for (const Value* input : body.inputs) params.add_input(input);
   if (!tiling.swapped || tiling.splits != 1 || tiling.cluster || tiling.persistent_blocks > 0 ||
-      !is_buffer(base.a_operand()) || !is_buffer(base.b_operand()) || !swaps_contraction(base) ||
+      !params.reads_buffer(base.b_operand()) || !swaps_contraction(base) ||
       !stores_result_runs(body, anchor, base, kVector, /*f32_outputs=*/true)) {
     return false;
   }

@@ -117,10 +117,9 @@ ProgramTimes time_on_gpu(Program program) {
   // A step whose library call cannot run here (cuBLASLt missing, or without an algorithm for
   // the call on this GPU) ran its stand-in kernel, not the tactic it names: its time is
   // infinite, so that tactic is never taken, and the program is not timed whole.
-  const std::vector<std::string>& notes = session.library_notes();
   bool stood_in = false;
-  for (size_t step = 0; step < notes.size() && step < times.step_ms.size(); ++step) {
-    if (notes[step].starts_with(kLibraryFallbackNote)) {
+  for (size_t step = 0; step < times.step_ms.size(); ++step) {
+    if (session.library_call_stands_in(step)) {
       times.step_ms[step] = std::numeric_limits<float>::infinity();
       stood_in = true;
     }

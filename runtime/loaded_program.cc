@@ -10,7 +10,6 @@
 #include "runtime/device_memory_fit.h"
 #include "runtime/kernel_header.h"
 #include "runtime/kernel_image.h"
-#include "runtime/session.h"
 
 namespace kiln {
 namespace {
@@ -174,8 +173,8 @@ void plan_library_calls(LoadedProgram& loaded) {
     std::string why;
     loaded.library_plans[i] = LibraryGemmPlan::create(
         call, type_at(call.a), call.bias >= 0 ? type_at(call.bias) : type_at(call.a), why);
-    loaded.library_notes[i] = loaded.library_plans[i] ? loaded.library_plans[i]->description()
-                                                      : std::string(kLibraryFallbackNote) + why;
+    loaded.library_notes[i] =
+        loaded.library_plans[i] ? loaded.library_plans[i]->description() : why;
   }
 }
 

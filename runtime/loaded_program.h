@@ -37,8 +37,8 @@ struct LoadedProgram {
   // launch it while they finish.
   std::vector<bool> launches_early;
   // Per step: the plan of its library call (library_gemm_plan.h), or null where it runs its
-  // kernel; and what the step runs, for people: the plan's description, why its kernel stands
-  // in for the call ("cuBLASLt not found (...)"), or "" for a step without a call.
+  // kernel; and for people, the plan's description, or why its kernel stands in for the call
+  // ("cuBLASLt not found (...)"), or "" for a step without a call.
   std::vector<std::shared_ptr<const LibraryGemmPlan>> library_plans;
   std::vector<std::string> library_notes;
   StepGraph dependencies;             // with ArenaSharing::kOrdersSteps

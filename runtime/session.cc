@@ -563,6 +563,11 @@ const std::vector<std::string>& Session::library_notes() const {
   return state_->loaded->library_notes;
 }
 
+bool Session::library_call_stands_in(size_t step) const {
+  const LoadedProgram& loaded = *state_->loaded;
+  return loaded.program.steps.at(step).library && !loaded.library_plans.at(step);
+}
+
 int Session::device() const { return state_->loaded->device; }
 
 std::string Session::device_description() const { return state_->loaded->device_description; }

@@ -54,7 +54,6 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "ir/tensor.h"
@@ -72,10 +71,6 @@ void require_cuda_device();
 
 // The alignment run_device needs of every device pointer: kernels move 16 bytes at a time.
 inline constexpr uintptr_t kDevicePointerAlignment = 16;
-
-// How Session::library_notes begins the note of a step whose kernel runs in place of its library
-// call.
-inline constexpr std::string_view kLibraryFallbackNote = "its kernel, in place of cuBLASLt: ";
 
 struct SessionOptions {
   // The CUDA device to load onto, by CUDA's index (after CUDA_VISIBLE_DEVICES); -1: the calling
@@ -148,9 +143,11 @@ class Session {
   // in time()'s replays.
   std::vector<float> profile_steps(int iterations, int warmup);
   // Per step, for a step with a library call (the "cuBLASLt" tactic): what computes it on this
-  // device ("cuBLASLt 130100, algorithm 21 (...)"), or why its kernel stands in
-  // (kLibraryFallbackNote, then "cuBLASLt not found (...)"); "" for the other steps.
+  // device ("cuBLASLt 130100, algorithm 21 (...)"), or why its kernel stands in (the reason alone:
+  // "cuBLASLt not found (...)"); "" for the other steps.
   const std::vector<std::string>& library_notes() const;
+  // Whether step `step` has a library call that runs its kernel instead (library_notes says why).
+  bool library_call_stands_in(size_t step) const;
 
  private:
   friend class DynamicSession;

@@ -142,18 +142,19 @@ nlohmann::json profile_launches(Session& session, const BenchOptions& options) {
   for (size_t i = 0; i < step_ms.size(); ++i) {
     const ProgramStep& step = program.steps[i];
     const ProgramKernel& kernel = program.kernels[step.kernel];
-    // A library call's note says what ran (cuBLASLt's algorithm, or its kernel and why).
-    launches.push_back(
-        {{"step", i},
-         {"kernel", kernel.name},
-         {"ms", step_ms[i]},
-         {"grid", step.grid},
-         {"block", step.block},
-         {"shared_bytes", step.shared_bytes},
-         {"tactic", library_notes[i].empty() ? kernel_tactic(kernel) : library_notes[i]},
-         {"flops", kernel_flops(kernel)},
-         {"bytes", step_buffer_bytes(program, step)},
-         {"nodes", kernel.provenance}});
+    // A library call's tactic says what ran: cuBLASLt's algorithm, or its kernel and why.
+    std::string tactic = library_notes[i].empty() ? kernel_tactic(kernel) : library_notes[i];
+    if (session.library_call_stands_in(i)) tactic = "its kernel, in place of cuBLASLt: " + tactic;
+    launches.push_back({{"step", i},
+                        {"kernel", kernel.name},
+                        {"ms", step_ms[i]},
+                        {"grid", step.grid},
+                        {"block", step.block},
+                        {"shared_bytes", step.shared_bytes},
+                        {"tactic", tactic},
+                        {"flops", kernel_flops(kernel)},
+                        {"bytes", step_buffer_bytes(program, step)},
+                        {"nodes", kernel.provenance}});
   }
   std::stable_sort(launches.begin(), launches.end(), [](const auto& a, const auto& b) {
     return a["ms"].template get<double>() > b["ms"].template get<double>();

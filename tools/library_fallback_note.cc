@@ -8,10 +8,10 @@ namespace kiln::tools {
 std::string library_fallback_note(const Session& session) {
   int count = 0;
   std::string why;
-  for (const std::string& note : session.library_notes()) {
-    if (!note.starts_with(kLibraryFallbackNote)) continue;
-    if (count++ == 0) why = note.substr(kLibraryFallbackNote.size());
+  for (size_t step = 0; step < session.library_notes().size(); ++step) {
+    if (!session.library_call_stands_in(step)) continue;
     // Each step's reason is usually the same (the library is missing); the first stands for all.
+    if (count++ == 0) why = session.library_notes()[step];
   }
   if (count == 0) return "";
   return fmt::format("kiln: note: {} step{} chosen to run on cuBLASLt run{} {} own kernel{}: {}\n",
